@@ -1,0 +1,23 @@
+"""census-plb accountant: exact, certified privacy accounting of discrete Gaussian compositions.
+
+Pure mathematics, no I/O.  Method: Su, Su & Wang, "A Sieve-Accelerated Quadrature Method for
+Exact Privacy Accounting in the 2020 U.S. Decennial Census", arXiv 2606.29835, with a
+saddle-point (exponentially tilted) contour so that tiny δ keep full relative precision.
+"""
+
+from .certified import Certified
+from .composition import Composition, EpsilonResult, TradeoffCurve
+from .exact import from_float, to_fraction
+from .lattice import Lattice
+from .mechanism import DiscreteGaussian
+
+__all__ = [
+    "Certified",
+    "Composition",
+    "DiscreteGaussian",
+    "EpsilonResult",
+    "Lattice",
+    "TradeoffCurve",
+    "from_float",
+    "to_fraction",
+]

@@ -1,0 +1,113 @@
+"""Certified numbers: a value together with a rigorous enclosure.
+
+Every probability the accountant reports is a :class:`Certified` interval
+``[lower, upper]`` that is guaranteed to contain the exact mathematical value; the bound
+accounts for truncation, aliasing, pruning and rounding (see :mod:`accountant.bounds`).
+End points are exact binary numbers held as :class:`mpmath.mpf`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import mpmath
+
+__all__ = ["Certified"]
+
+_CTX = mpmath.mp.clone()
+_CTX.prec = 512
+
+
+def _mpf(x) -> mpmath.mpf:
+    return _CTX.mpf(x)
+
+
+@dataclass(frozen=True, slots=True)
+class Certified:
+    """A real number known to lie in ``[lower, upper]``.
+
+    ``value`` is the midpoint and ``error`` the half-width, so ``|exact − value| ≤ error``.
+    ``float(c)`` gives the midpoint rounded to a float.
+
+    >>> c = Certified.from_bounds(1, 3)
+    >>> (float(c.value), float(c.error), c.contains(2.5))
+    (2.0, 1.0, True)
+    """
+
+    lower: mpmath.mpf
+    upper: mpmath.mpf
+
+    def __post_init__(self):
+        lo, hi = _mpf(self.lower), _mpf(self.upper)
+        if not (lo <= hi):
+            raise ValueError(f"Certified: lower {lo} exceeds upper {hi}")
+        object.__setattr__(self, "lower", lo)
+        object.__setattr__(self, "upper", hi)
+
+    @classmethod
+    def from_bounds(cls, lower, upper) -> "Certified":
+        return cls(_mpf(lower), _mpf(upper))
+
+    @classmethod
+    def from_value_error(cls, value, error) -> "Certified":
+        v, e = _mpf(value), abs(_mpf(error))
+        return cls(v - e, v + e)
+
+    @property
+    def value(self) -> mpmath.mpf:
+        return (self.lower + self.upper) / 2
+
+    @property
+    def error(self) -> mpmath.mpf:
+        return (self.upper - self.lower) / 2
+
+    @property
+    def relative_error(self) -> mpmath.mpf:
+        """error/|value| (infinite when the value is 0)."""
+        v = abs(self.value)
+        return self.error / v if v else _CTX.inf
+
+    def contains(self, x) -> bool:
+        x = _mpf(x)
+        return bool(self.lower <= x <= self.upper)
+
+    def clip(self, lo=0, hi=1) -> "Certified":
+        """Intersect with [lo, hi] (e.g. probabilities lie in [0, 1])."""
+        lo, hi = _mpf(lo), _mpf(hi)
+        return Certified(min(max(self.lower, lo), hi), max(min(self.upper, hi), lo))
+
+    def __float__(self) -> float:
+        return float(self.value)
+
+    def digits(self, n: int = 20) -> str:
+        """Midpoint as a decimal string with ``n`` significant digits."""
+        return mpmath.nstr(self.value, n, min_fixed=1, max_fixed=0, strip_zeros=False)
+
+    def __str__(self) -> str:
+        return f"{self.digits(20)} ± {mpmath.nstr(self.error, 3)}"
+
+    def __neg__(self) -> "Certified":
+        return Certified(-self.upper, -self.lower)
+
+    def __add__(self, other) -> "Certified":
+        if isinstance(other, Certified):
+            return Certified(self.lower + other.lower, self.upper + other.upper)
+        o = _mpf(other)
+        return Certified(self.lower + o, self.upper + o)
+
+    __radd__ = __add__
+
+    def __sub__(self, other) -> "Certified":
+        return self + (-other if isinstance(other, Certified) else -_mpf(other))
+
+    def __rsub__(self, other) -> "Certified":
+        return (-self) + other
+
+    def scale(self, factor_lower, factor_upper=None) -> "Certified":
+        """Multiply by a non-negative factor known to lie in [factor_lower, factor_upper]."""
+        flo = _mpf(factor_lower)
+        fhi = flo if factor_upper is None else _mpf(factor_upper)
+        if flo < 0:
+            raise ValueError("Certified.scale: factor must be non-negative")
+        cands = [self.lower * flo, self.lower * fhi, self.upper * flo, self.upper * fhi]
+        return Certified(min(cands), max(cands))

@@ -1,0 +1,87 @@
+"""Exact rational inputs.
+
+Every privacy-relevant number (budgets ρ, variances σ², weights) enters the library as a
+:class:`fractions.Fraction`.  This module is the single gate: it accepts ``int``,
+``Fraction`` and exact decimal/rational strings, and refuses ``float`` unless the caller
+states a rounding direction through :func:`from_float`.
+
+>>> to_fraction("10000/73")
+Fraction(10000, 73)
+>>> to_fraction("0.0073")
+Fraction(73, 10000)
+>>> to_fraction(0.1)
+Traceback (most recent call last):
+...
+TypeError: value: got float 0.1; floats are not exact. Pass an int, a Fraction or an exact string like '1/10', or use accountant.exact.from_float(x, rounding='up'|'down')
+>>> from_float(0.1, rounding="down") < Fraction(1, 10) < from_float(0.1, rounding="up")
+True
+"""
+
+from __future__ import annotations
+
+import math
+from decimal import Decimal
+from fractions import Fraction
+from numbers import Rational
+
+__all__ = ["to_fraction", "from_float", "ExactLike"]
+
+ExactLike = int | Fraction | str
+
+
+def to_fraction(value: object, name: str = "value") -> Fraction:
+    """Convert an exact value to ``Fraction``; refuse floats and anything inexact.
+
+    Args:
+        value: ``int``, ``Fraction`` (or any ``numbers.Rational``), ``Decimal``, or a string
+            such as ``"10000/73"``, ``"0.0073"`` or ``"7.3e-3"``.
+        name: the parameter name used in error messages.
+
+    Raises:
+        TypeError: for floats, bools and unsupported types.
+        ValueError: for strings that do not parse as an exact finite rational.
+    """
+    if isinstance(value, bool):
+        raise TypeError(f"{name}: got bool {value!r}; expected an exact number")
+    if isinstance(value, Fraction):
+        return value
+    if isinstance(value, int):
+        return Fraction(value)
+    if isinstance(value, Rational):
+        return Fraction(value.numerator, value.denominator)
+    if isinstance(value, float):
+        raise TypeError(
+            f"{name}: got float {value!r}; floats are not exact. Pass an int, a Fraction or an "
+            "exact string like '1/10', or use accountant.exact.from_float(x, rounding='up'|'down')"
+        )
+    if isinstance(value, Decimal):
+        if not value.is_finite():
+            raise ValueError(f"{name}: got non-finite Decimal {value!r}")
+        return Fraction(value)
+    if isinstance(value, str):
+        text = value.strip()
+        try:
+            frac = Fraction(text)
+        except (ValueError, ZeroDivisionError) as exc:
+            raise ValueError(f"{name}: cannot parse {value!r} as an exact rational ({exc})") from None
+        return frac
+    raise TypeError(f"{name}: got {type(value).__name__} {value!r}; expected int, Fraction or exact string")
+
+
+def from_float(x: float, rounding: str, name: str = "value") -> Fraction:
+    """Convert a float to a ``Fraction`` with an explicit, caller-chosen rounding direction.
+
+    The binary value of ``x`` is exact, but the float usually stands for a decimal the user
+    typed (``0.1``).  ``rounding='up'`` returns the float's exact value nudged one ulp up
+    (a rational that is certainly ``>=`` the number the user meant, to within one ulp), and
+    ``'down'`` one ulp down.  Use ``'up'`` for quantities where larger is the safe side
+    (variances σ²), ``'down'`` where smaller is safe (budgets ρ).
+    """
+    if rounding not in ("up", "down"):
+        raise ValueError(f"{name}: rounding must be 'up' or 'down', got {rounding!r}")
+    if not isinstance(x, (float, int)) or isinstance(x, bool):
+        raise TypeError(f"{name}: from_float expects a float, got {type(x).__name__}")
+    if not math.isfinite(x):
+        raise ValueError(f"{name}: got non-finite float {x!r}")
+    nudged = math.nextafter(float(x), math.inf if rounding == "up" else -math.inf)
+    return Fraction(nudged)

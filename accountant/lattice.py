@@ -1,0 +1,67 @@
+"""Rational weights → coprime integer lattice (Bézout), exactly.
+
+For a composition of discrete Gaussian mechanisms with loss weights w_k = s_k/σ_k² (all
+rational), the privacy loss under P is ρ + Σ_k w_k X_k with ρ = Σ_k s_k²/(2σ_k²).  With the
+scale ``L = lcm(denominators of w) / gcd(numerators of w)`` the integers b_k = L·w_k are coprime
+(gcd 1, so Σ b_k Z = Z) and Y = Σ_k b_k X_k is an integer random variable.  Then
+
+* ℓ_P = (Y + C)/L and ℓ_Q = (Y − C)/L in distribution, with C = L·ρ and 2C = Σ_k m_k b_k s_k ∈ Z.
+
+This is the lattice mapping of Su, Su & Wang, arXiv 2606.29835, §3.1 of our method note.
+
+>>> from fractions import Fraction as F
+>>> lat = Lattice.from_weights([(F(73, 10000), 1, 2), (F(11, 10000), 1, 2)])
+>>> lat.scale, lat.weights, lat.two_c
+(Fraction(10000, 1), (73, 11), 168)
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Iterable
+
+__all__ = ["Lattice"]
+
+
+@dataclass(frozen=True, slots=True)
+class Lattice:
+    """Integer lattice representation of a composition's privacy loss.
+
+    Attributes:
+        scale: L, with b_k = L·w_k coprime integers.
+        weights: b_k per distinct group (same order as the input groups).
+        two_c: 2C = 2·L·ρ = Σ m_k b_k s_k (an integer).
+    """
+
+    scale: Fraction
+    weights: tuple[int, ...]
+    two_c: int
+
+    @classmethod
+    def from_weights(cls, groups: Iterable[tuple[Fraction, int, int]]) -> "Lattice":
+        """Build from (w_k, s_k, m_k) triples: loss weight, shift, multiplicity."""
+        groups = list(groups)
+        if not groups:
+            raise ValueError("Lattice.from_weights: empty composition")
+        ws = [Fraction(w) for w, _, _ in groups]
+        if any(w <= 0 for w in ws):
+            raise ValueError(f"Lattice.from_weights: weights must be positive, got {ws}")
+        den = math.lcm(*(w.denominator for w in ws))
+        num = math.gcd(*(w.numerator for w in ws))
+        scale = Fraction(den, num)
+        bs = []
+        for w in ws:
+            b = w * scale
+            assert b.denominator == 1
+            bs.append(int(b))
+        assert math.gcd(*bs) == 1
+        two_c = sum(m * b * s for b, (_, s, m) in zip(bs, groups))
+        # 2C = 2 L ρ = 2 L Σ m s²/(2σ²) = Σ m s (L s/σ²) = Σ m s b.
+        return cls(scale=scale, weights=tuple(bs), two_c=two_c)
+
+    @property
+    def c(self) -> Fraction:
+        """C = L·ρ (an integer or a half-integer)."""
+        return Fraction(self.two_c, 2)
