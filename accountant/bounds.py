@@ -1,0 +1,70 @@
+"""The error budget: one place where truncation, aliasing, pruning and rounding are bounded.
+
+Setting (see :mod:`accountant.quadrature`): Y = Σ_k b_k X_k on Z, G(s) = E[e^{sY}], and for an
+integer k ≥ 1 and a tilt λ > 0 the N-point trapezoid sum on the circle Re s = λ,
+
+    T = (1/N) Σ_{j=0}^{N−1} G(λ + iζ_j) e^{−(λ+iζ_j)k} / (1 − e^{−(λ+iζ_j)}),   ζ_j = 2πj/N,
+
+equals  Σ_{y≥k} e^{−λy} Σ_{r∈Z} e^{λ(y+rN)} p(y + rN)  exactly (absolute convergence), so
+
+    0 ≤ T − P[Y ≥ k] = Σ_{r≥1} e^{λrN} P[Y ≥ k + rN]  +  Σ_{r≥1} e^{−λrN} P[Y ≥ k − rN]
+                     ≤ Σ_{r≥1} exp(λrN − (k+rN)²/(2v))  +  e^{−λN}/(1 − e^{−λN})      (aliasing)
+
+using the sub-Gaussian tail P[Y ≥ u] ≤ exp(−u²/(2v)), v = Σ m_k b_k² σ_k² (the discrete
+Gaussian N_Z(0,σ²) is σ²-sub-Gaussian, Canonne–Kamath–Steinke arXiv 2004.00010).  The aliasing
+error is one-sided: the trapezoid sum over-estimates.
+
+Pruning: every pruned node has |G(λ+iζ)| ≤ G(λ)·threshold (one factor is below threshold and
+all tilted factors have modulus ≤ 1) and |1 − e^{−λ−iζ}| ≥ 1 − e^{−λ}, hence the pruned part of
+T is at most  G(λ) e^{−λk} · threshold / (1 − e^{−λ}).
+
+Rounding and theta-series truncation are carried by Arb's ball arithmetic.
+"""
+
+from __future__ import annotations
+
+from flint import arb
+
+__all__ = ["aliasing_bound", "pruning_bound", "log_aliasing_bound_float"]
+
+import math
+
+
+def aliasing_bound(k: int, lam: arb, n_nodes: int, v: arb) -> arb:
+    """Rigorous upper bound on T − P[Y ≥ k] (≥ 0) for the tilted trapezoid rule.
+
+    Args:
+        k: integer threshold, k ≥ 1.
+        lam: tilt λ > 0 (an exact Arb value).
+        n_nodes: N.
+        v: sub-Gaussian variance proxy of Y.
+
+    Returns an ``arb`` whose upper end is the bound (``+inf`` when the series bound fails).
+    """
+    N = arb(n_nodes)
+    kk = arb(k)
+    # r >= 1 terms: f(r) = λrN − (k + rN)²/(2v); consecutive ratio ≤ exp(−g) for r ≥ 1
+    f1 = lam * N - (kk + N) ** 2 / (2 * v)
+    g = N * (2 * kk + 3 * N) / (2 * v) - lam * N
+    if not (g > 0):
+        return arb("inf")
+    upper_terms = f1.exp() / (1 - (-g).exp())
+    lower_terms = (-lam * N).exp() / (1 - (-lam * N).exp())
+    return upper_terms + lower_terms
+
+
+def log_aliasing_bound_float(k: float, lam: float, n_nodes: float, v: float) -> float:
+    """Float version of :func:`aliasing_bound` (natural log), for planning only."""
+    N = float(n_nodes)
+    g = N * (2 * k + 3 * N) / (2 * v) - lam * N
+    if g <= 0:
+        return math.inf
+    f1 = lam * N - (k + N) ** 2 / (2 * v) - math.log(-math.expm1(-g))
+    f2 = -lam * N - math.log(-math.expm1(-lam * N))
+    hi = max(f1, f2)
+    return hi + math.log(math.exp(f1 - hi) + math.exp(f2 - hi))
+
+
+def pruning_bound(k: int, lam: arb, g_lambda: arb, threshold: arb) -> arb:
+    """Rigorous upper bound on the total modulus of pruned nodes' contributions to T."""
+    return g_lambda * (-lam * k).exp() * threshold / (1 - (-lam).exp())
