@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Sequence
 
+import mpmath
 import numpy as np
 from flint import acb, arb, ctx, fmpq
 from scipy.special import log_ndtr
@@ -126,26 +127,38 @@ class TailEngine:
         sd = math.sqrt(self.var)
         return float(log_ndtr(-(k - 0.5) / sd))
 
+    def _group(self, ks: list[int], lams: list[float]) -> list[tuple[float, list[int]]]:
+        """Tilt groups: descending k; a group's tilt is its largest member's λ."""
+        order = sorted(range(len(ks)), key=lambda i: -ks[i])
+        groups: list[tuple[float, list[int]]] = []
+        for i in order:
+            if groups:
+                lam_g, members = groups[-1]
+                if lams[i] <= lam_g and self.var * (lam_g - lams[i]) ** 2 / 2 <= SHARED_TILT_LOSS:
+                    members.append(i)
+                    continue
+            groups.append((lams[i], [i]))
+        return groups
+
     def _plan(self, ks: list[int], log_targets: list[float]):
+        """Choose N and the tilt groups so that the aliasing bound meets every target."""
         v_sg = float(self.v_sg)
-        sd = math.sqrt(v_sg)
-        # node count: smallest N (grown geometrically) meeting the aliasing targets
-        N = max(64, int(4 * sd))
+        N = max(64, int(4 * math.sqrt(v_sg)))
         while True:
-            ok = True
-            lams = []
-            for k, lt in zip(ks, log_targets):
-                lam_min = (math.log(3.0) - lt + 1.0) / N
-                lam = max(k / self.var, lam_min)
-                lams.append(lam)
-                if bounds.log_aliasing_bound_float(k, lam, N, v_sg) > lt - math.log(3.0):
-                    ok = False
-                    break
+            lams = [
+                max(k / self.var, (math.log(3.0) - lt + 1.0) / N) for k, lt in zip(ks, log_targets)
+            ]
+            groups = self._group(ks, lams)
+            ok = all(
+                bounds.log_aliasing_bound_float(ks[i], lam_g, N, v_sg) <= log_targets[i] - math.log(3.0)
+                for lam_g, members in groups
+                for i in members
+            )
             if ok:
                 break
             N = int(N * 1.25) + 1
         N += N % 2
-        return N, lams
+        return N, groups
 
     # ------------------------------------------------------------------ evaluation
     def _thetas(self, bits: int):
@@ -190,7 +203,9 @@ class TailEngine:
         want: dict[int, float] = {}
         for k, t in zip(ks, abs_targets):
             kk = k if k >= 1 else 1 - k
-            lt = math.log(max(float(t), 1e-300)) + math.log(PLAN_FRACTION)
+            if not t > 0:
+                raise ValueError(f"tails: error target must be > 0, got {t}")
+            lt = float(mpmath.log(t)) + math.log(PLAN_FRACTION)
             lt = min(lt, math.log(1e-3))
             want[kk] = min(want.get(kk, 0.0), lt)
         pos = sorted(want)
@@ -205,18 +220,8 @@ class TailEngine:
         return out
 
     def _tails_positive(self, ks: list[int], log_targets: list[float]) -> dict[int, Certified]:
-        N, lams = self._plan(ks, log_targets)
+        N, groups = self._plan(ks, log_targets)
         v_sg = float(self.v_sg)
-        # tilt groups: descending k; a group's tilt is its largest member's λ
-        order = sorted(range(len(ks)), key=lambda i: -ks[i])
-        groups: list[tuple[float, list[int]]] = []
-        for i in order:
-            if groups:
-                lam_g, members = groups[-1]
-                if self.var * (lam_g - lams[i]) ** 2 / 2 <= SHARED_TILT_LOSS and lams[i] <= lam_g:
-                    members.append(i)
-                    continue
-            groups.append((lams[i], [i]))
         # pruning threshold (log), shared: min over thresholds of the allowed level
         log_thr = 0.0
         log_needed_bits = 0.0
