@@ -44,7 +44,6 @@ import tomllib
 from dataclasses import dataclass
 from fractions import Fraction
 from functools import lru_cache
-from importlib import resources
 from pathlib import Path
 from typing import Iterable, Iterator, Mapping, NamedTuple
 
@@ -78,6 +77,10 @@ _BUILTINS: dict[str, tuple[str, str]] = {
 }
 #: Names accepted by :func:`load_builtin`.
 BUILTIN_NAMES: tuple[str, ...] = tuple(_BUILTINS)
+
+# Package data, located next to this file (editable installs may treat ``optimizer`` as a
+# namespace package, which importlib.resources cannot read from).
+_DATA = Path(__file__).resolve().parent / "data"
 
 _CSV_REQUIRED = ("geolevel", "query", "rho_exact")
 _CSV_COLUMNS = (
@@ -425,7 +428,7 @@ def load_builtin(name: str) -> Allocation:
 @lru_cache(maxsize=None)
 def _load_builtin_cached(name: str) -> Allocation:
     fname, run_type = _BUILTINS[name]
-    data = resources.files("optimizer").joinpath("data", "census2020")
+    data = _DATA.joinpath("census2020")
     text = data.joinpath(fname).read_text(encoding="utf-8")
     source = f"census2020/{fname} (built-in '{name}')"
     declared = _declared_totals().get(fname)
@@ -443,7 +446,7 @@ def _load_builtin_cached(name: str) -> Allocation:
 
 @lru_cache(maxsize=None)
 def _declared_totals() -> dict[str, Fraction]:
-    text = resources.files("optimizer").joinpath("data", "census2020", "totals.csv").read_text(encoding="utf-8")
+    text = _DATA.joinpath("census2020", "totals.csv").read_text(encoding="utf-8")
     totals: dict[str, Fraction] = {}
     reader = csv.DictReader(io.StringIO(text))
     for row in reader:

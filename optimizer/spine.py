@@ -32,8 +32,8 @@ import csv
 import io
 from fractions import Fraction
 from functools import lru_cache
-from importlib import resources
 from itertools import product
+from pathlib import Path
 from typing import Iterable, Sequence
 
 from .allocation import Allocation
@@ -50,6 +50,7 @@ __all__ = [
 
 Pattern = tuple[str, ...]
 
+_DATA = Path(__file__).resolve().parent / "data"
 _TOTALS_FILE = "dhc_persons_allocation_paths_geolevel_totals.csv"
 _LONG_FILE = "dhc_persons_allocation_paths_long.csv"
 
@@ -153,7 +154,7 @@ def dhc_persons_patterns() -> tuple[Pattern, ...]:
 
 @lru_cache(maxsize=None)
 def _dhc_persons_patterns() -> tuple[Pattern, ...]:
-    text = resources.files("optimizer").joinpath("data", _TOTALS_FILE).read_text(encoding="utf-8")
+    text = _DATA.joinpath(_TOTALS_FILE).read_text(encoding="utf-8")
     reader = csv.DictReader(io.StringIO(text))
     levels = [c for c in (reader.fieldnames or []) if c not in ("path", "total")]
     patterns: list[Pattern] = []
@@ -186,7 +187,7 @@ def shipped_dhc_persons_paths() -> dict[int, dict[str, tuple[Fraction, ...]]]:
     ``optimizer/data/dhc_persons_allocation_paths_long.csv`` (the source lists each level's
     10 slots in ascending ρ, without query names, so only the multiset is meaningful).
     """
-    text = resources.files("optimizer").joinpath("data", _LONG_FILE).read_text(encoding="utf-8")
+    text = _DATA.joinpath(_LONG_FILE).read_text(encoding="utf-8")
     reader = csv.DictReader(io.StringIO(text))
     acc: dict[int, dict[str, list[Fraction]]] = {}
     for row in reader:

@@ -1,0 +1,292 @@
+"""Pairs of spine paths, and the worst case over them.
+
+Replacing one person's record by another moves one unit out of one cell of every query along
+the old record's path and into one cell along the new record's path.  With path i's
+measurements M_i = {unit-shift discrete Gaussian with σ² = 1/ρ_q for each nonzero ρ_q on path
+i}, a neighbouring pair is the composition [M_i, M_j]; composition is commutative, so the
+distinct pairs are i ≤ j (946 for the 43 DHC-persons paths).  The release's (ε, δ) curve is the
+maximum of δ over pairs, and its trade-off curve the lower convex envelope of the pointwise
+minimum of the pairs' trade-off curves (arXiv 2606.29835 §1.3; arXiv 2410.09296).  Path 13 is
+the full spine and [13, 13] the representative "main pair" (160 components, ρ = 24811/5000).
+
+The accountant is imported lazily, so this module stays light.
+
+>>> from optimizer.allocation import load_builtin
+>>> paths = dhc_persons_paths(load_builtin("dhc-persons"))
+>>> len(paths), len(pairs(paths)), paths[12].index, len(paths[12].rho)
+(43, 946, 13, 80)
+>>> lower_convex_envelope([[(0, 1), (1, 0)], [(0, 1), (Fraction(1, 2), Fraction(1, 4)), (1, 0)]])
+[(0, 1), (Fraction(1, 2), Fraction(1, 4)), (1, 0)]
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_right
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any, Callable, Iterable, Mapping, Sequence
+
+from .allocation import Allocation
+from .spine import Pattern, dhc_persons_patterns, normalize_pattern, path_allocation
+
+__all__ = [
+    "MAIN_PAIR",
+    "Path",
+    "WorstCase",
+    "dhc_persons_paths",
+    "lower_convex_envelope",
+    "mechanism",
+    "pair_composition",
+    "pairs",
+    "paths_from_allocation",
+    "pointwise_min",
+    "safe_tradeoff_points",
+    "worst_case",
+]
+
+#: The representative pair [M_13, M_13] (full spine with itself) of arXiv 2606.29835.
+MAIN_PAIR = (13, 13)
+
+
+@dataclass(frozen=True, slots=True)
+class Path:
+    """One allocation path: the budgets a record passing through ``pattern`` is measured with.
+
+    Args:
+        index: the path number (1-based; 1..43 for the published DHC-persons paths).
+        pattern: present geolevels, top-down.
+        rho: the nonzero per-query budgets of the path, top-down and in query order.
+    """
+
+    index: int
+    pattern: Pattern
+    rho: tuple[Fraction, ...]
+
+    def __post_init__(self):
+        if isinstance(self.index, bool) or not isinstance(self.index, int) or self.index < 1:
+            raise ValueError(f"Path: index must be a positive int, got {self.index!r}")
+        rho = tuple(self.rho)
+        if not rho:
+            raise ValueError(f"Path {self.index}: no measurements")
+        for r in rho:
+            if not isinstance(r, Fraction) or r <= 0:
+                raise ValueError(f"Path {self.index}: budgets must be positive Fractions, got {r!r}")
+        object.__setattr__(self, "pattern", tuple(self.pattern))
+        object.__setattr__(self, "rho", rho)
+
+    @property
+    def total_rho(self) -> Fraction:
+        """Σ ρ over the path (equals the allocation total)."""
+        return sum(self.rho, Fraction(0))
+
+
+def paths_from_allocation(allocation: Allocation, patterns: Iterable[Iterable[str]]) -> tuple[Path, ...]:
+    """Build one :class:`Path` per pattern (indices 1, 2, … in the given order).
+
+    Args:
+        allocation: nominal allocation.
+        patterns: e.g. :func:`optimizer.spine.dhc_persons_patterns` (published, DHC persons)
+            or :func:`optimizer.spine.all_patterns` (conservative superset).
+    """
+    out = []
+    for i, pattern in enumerate(patterns, start=1):
+        norm = normalize_pattern(allocation.geolevels, pattern)
+        rho = tuple(r for level in path_allocation(allocation, norm) for r in level if r)
+        out.append(Path(i, norm, rho))
+    if not out:
+        raise ValueError("paths_from_allocation: no patterns given")
+    return tuple(out)
+
+
+def dhc_persons_paths(allocation: Allocation) -> tuple[Path, ...]:
+    """The 43 published DHC-persons paths applied to ``allocation`` (8 DHC geolevels)."""
+    return paths_from_allocation(allocation, dhc_persons_patterns())
+
+
+def mechanism(path: Path) -> list:
+    """The unit-shift discrete Gaussians of a path: ``DiscreteGaussian.from_rho(ρ)`` per query."""
+    from accountant import DiscreteGaussian
+
+    return [DiscreteGaussian.from_rho(r) for r in path.rho]
+
+
+def pairs(paths: Sequence[Path]) -> list[tuple[Path, Path]]:
+    """All unordered pairs with repetition, (i, j) with i ≤ j by path index: n(n+1)/2 of them."""
+    ordered = sorted(paths, key=lambda p: p.index)
+    indices = [p.index for p in ordered]
+    if len(set(indices)) != len(indices):
+        raise ValueError(f"pairs: repeated path indices {sorted({i for i in indices if indices.count(i) > 1})}")
+    return [(a, b) for n, a in enumerate(ordered) for b in ordered[n:]]
+
+
+def pair_composition(path_i: Path, path_j: Path, composition: Callable[[list], Any] | None = None):
+    """The composed mechanism [M_i, M_j] (all unit-shift components of both paths).
+
+    Args:
+        path_i, path_j: the two paths (order irrelevant).
+        composition: constructor taking a list of mechanisms; defaults to
+            :class:`accountant.Composition` (imported lazily).
+    """
+    if composition is None:
+        from accountant import Composition as composition  # noqa: N813
+    return composition(mechanism(path_i) + mechanism(path_j))
+
+
+# ====================================================================== worst case over pairs
+@dataclass(frozen=True, slots=True)
+class WorstCase:
+    """Maximum over pairs of a certified quantity at one grid point (e.g. δ at one ε).
+
+    Attributes:
+        position: index in the shared grid.
+        value: certified enclosure of the maximum, ``[max lower, max upper]``.
+        argmax: the pair with the largest upper bound (ties: smallest pair).
+        candidates: every pair that may be the maximum (upper ≥ the largest lower bound),
+            best upper bound first.
+        certain: ``argmax`` is certainly a maximiser: its lower bound ≥ every other pair's
+            upper bound (``False`` when intervals overlap or several pairs tie).
+    """
+
+    position: int
+    value: Any
+    argmax: tuple[int, int]
+    candidates: tuple[tuple[int, int], ...]
+    certain: bool
+
+
+def worst_case(results: Mapping[tuple[int, int], Sequence[Any]]) -> list[WorstCase]:
+    """Pointwise maximum over pairs of certified values on a shared grid.
+
+    Args:
+        results: ``{(i, j): [Certified, …]}``, one value per grid point (e.g.
+            ``composition.delta_curve(eps_grid)``); anything with ``lower``/``upper`` works.
+
+    Returns:
+        One :class:`WorstCase` per grid point.  The maximum itself is always certified
+        (``value``); *which* pair attains it is only claimed when ``certain`` is true.
+    """
+    if not results:
+        raise ValueError("worst_case: no results")
+    keys = sorted(results)
+    lengths = {k: len(results[k]) for k in keys}
+    if len(set(lengths.values())) != 1:
+        raise ValueError(f"worst_case: results have different grid lengths {sorted(set(lengths.values()))}")
+    from accountant import Certified
+
+    out = []
+    for pos in range(lengths[keys[0]]):
+        vals = {k: results[k][pos] for k in keys}
+        for k, v in vals.items():
+            if not (hasattr(v, "lower") and hasattr(v, "upper")):
+                raise TypeError(f"worst_case: result {k} at position {pos} is not certified: {v!r}")
+        best_lower = max(v.lower for v in vals.values())
+        best_upper = max(v.upper for v in vals.values())
+        cands = sorted((k for k, v in vals.items() if v.upper >= best_lower), key=lambda k: (-vals[k].upper, k))
+        arg = cands[0]
+        certain = len(cands) == 1
+        out.append(WorstCase(pos, Certified.from_bounds(best_lower, best_upper), arg, tuple(cands), certain))
+    return out
+
+
+# ====================================================================== trade-off envelopes
+def _cross(o, a, b):
+    return (a[0] - o[0]) * (b[1] - o[1]) - (a[1] - o[1]) * (b[0] - o[0])
+
+
+def lower_convex_envelope(curves: Iterable[Sequence[tuple[Any, Any]]]) -> list[tuple[Any, Any]]:
+    """Lower convex envelope of the pointwise minimum of piecewise-linear curves.
+
+    Each curve is a sequence of vertices ``(x, y)`` joined by straight segments (a trade-off
+    curve: x = type-I error α, y = type-II error β).  Because the convex hull of the union of
+    the curves' epigraphs equals the convex hull of their vertices (plus upward rays), the
+    envelope of ``min_k f_k`` is the lower convex hull of all vertices together; it is computed
+    exactly (Andrew's monotone chain) in whatever number type is given — use ``Fraction`` for
+    exact results, floats or mpmath numbers otherwise.  The curves are assumed to share their
+    x-range (trade-off curves live on [0, 1]).
+
+    Returns:
+        The envelope's vertices, by increasing x (collinear points dropped).
+    """
+    best: dict[Any, Any] = {}
+    for ci, curve in enumerate(curves):
+        for pi, point in enumerate(curve):
+            try:
+                x, y = point
+            except (TypeError, ValueError):
+                raise ValueError(f"lower_convex_envelope: curve {ci}, point {pi} is not an (x, y) pair: {point!r}") from None
+            if x != x or y != y:
+                raise ValueError(f"lower_convex_envelope: curve {ci}, point {pi} has NaN: {point!r}")
+            if x not in best or y < best[x]:
+                best[x] = y
+    if not best:
+        raise ValueError("lower_convex_envelope: no points")
+    hull: list[tuple[Any, Any]] = []
+    for p in sorted(best.items()):
+        while len(hull) >= 2 and _cross(hull[-2], hull[-1], p) <= 0:
+            hull.pop()
+        hull.append(p)
+    return hull
+
+
+def _interp(curve: Sequence[tuple[Any, Any]], xs: list, x):
+    j = bisect_right(xs, x)
+    if j > 0 and xs[j - 1] == x:
+        return curve[j - 1][1]
+    (x0, y0), (x1, y1) = curve[j - 1], curve[j]
+    return y0 + (y1 - y0) * (x - x0) / (x1 - x0)
+
+
+def pointwise_min(curves: Sequence[Sequence[tuple[Any, Any]]]) -> list[tuple[Any, Any]]:
+    """Exact pointwise minimum of piecewise-linear curves on their common x-range.
+
+    The result's vertices are every curve's breakpoints plus the crossing points between
+    them.  Cost O(K²·B) for K curves with B breakpoints in total — a diagnostic for small
+    inputs; :func:`lower_convex_envelope` does not need it.
+    """
+    cleaned = []
+    for ci, curve in enumerate(curves):
+        pts = sorted(curve)
+        xs = [p[0] for p in pts]
+        if len(pts) < 2 or len(set(xs)) != len(xs):
+            raise ValueError(f"pointwise_min: curve {ci} needs ≥ 2 points with distinct x")
+        cleaned.append((pts, xs))
+    if not cleaned:
+        raise ValueError("pointwise_min: no curves")
+    lo = max(xs[0] for _, xs in cleaned)
+    hi = min(xs[-1] for _, xs in cleaned)
+    if lo > hi:
+        raise ValueError("pointwise_min: the curves have no common x-range")
+    grid = sorted({x for _, xs in cleaned for x in xs if lo <= x <= hi} | {lo, hi})
+    out: list[tuple[Any, Any]] = []
+    for a, b in zip(grid, grid[1:]):
+        ya = [_interp(p, xs, a) for p, xs in cleaned]
+        yb = [_interp(p, xs, b) for p, xs in cleaned]
+        points = {a: min(ya)}
+        for m in range(len(cleaned)):
+            for n in range(m + 1, len(cleaned)):
+                da, db = ya[m] - ya[n], yb[m] - yb[n]
+                if (da < 0 < db) or (db < 0 < da):
+                    t = da / (da - db)
+                    x = a + (b - a) * t
+                    points[x] = min(_interp(p, xs, x) for p, xs in cleaned)
+        out.extend(sorted(points.items()))
+    out.append((grid[-1], min(_interp(p, xs, grid[-1]) for p, xs in cleaned)))
+    return out
+
+
+def safe_tradeoff_points(alpha: Sequence[Any], beta: Sequence[Any]) -> list[tuple[Any, Any]]:
+    """Certified trade-off vertices → points certainly on or below the true curve.
+
+    A trade-off function f is non-increasing, so for a vertex (α, β) known only as intervals,
+    f(α.lower) ≥ f(α) = β ≥ β.lower: the point (α.lower, β.lower) lies on or below f.  β is
+    and α are
+    clipped at 0 (f ≥ 0, and f(0) ≥ f(α)).  Envelopes of such points under-state f, i.e. never overclaim
+    privacy.
+    """
+    if len(alpha) != len(beta):
+        raise ValueError(f"safe_tradeoff_points: {len(alpha)} alpha values but {len(beta)} beta values")
+    return [(_clip0(a.lower), _clip0(b.lower)) for a, b in zip(alpha, beta)]
+
+
+def _clip0(x):
+    return x if x > 0 else x * 0
