@@ -1,0 +1,412 @@
+"""Run many independent accounting jobs: in parallel, cached, resumable.
+
+A *job* is a module-level (picklable) function applied to a frozen *spec* (a frozen dataclass
+or a tree of plain values; exact ``Fraction`` budgets allowed).  Its id is the SHA-256 of a
+canonical JSON form of ``{"fn": "<module>.<qualname>", "spec": <spec>}`` (exact fractions written
+as ``"p/q"`` strings, dict keys sorted), so the same question always maps to the same id, and a
+different function never reuses another's results.  Each finished job is stored as
+``<cache_dir>/<id>.json`` (spec, result, timing), written atomically (temp file in the same
+directory, flushed and fsync'ed, then :func:`os.replace`): a run that is killed resumes without
+recomputing finished jobs and never leaves a half-written result.
+
+Execution: serial with ``workers=1``; otherwise a local
+:class:`concurrent.futures.ProcessPoolExecutor` (``spawn`` start method; ``workers=None`` means
+all cores); or a Dask ``distributed`` cluster when ``scheduler`` is given (an address such as
+``"tcp://host:8786"`` or an existing ``distributed.Client``; optional extra
+``pip install 'census-plb[distributed]'``).  Results are written by the driver, so remote
+workers need no shared file system.
+
+Job functions must return JSON-representable values: ``None``, ``bool``, ``int``, ``float``,
+``str``, ``Fraction``, lists/tuples and dicts with string keys (tuples come back as lists;
+results are returned in the same decoded form whether freshly computed or read from cache).
+Convert ``mpmath`` numbers or :class:`accountant.Certified` values to strings in the job.
+
+Scaling many exact-accounting jobs (arXiv 2606.29835 runs 946 pair jobs per curve) is the
+reason this module exists.
+
+>>> spec = {"pair": [13, 13], "rho": Fraction(24811, 5000)}
+>>> canonical_json(spec)
+'{"pair":[13,13],"rho":{"__fraction__":"24811/5000"}}'
+>>> len(job_id(spec))
+64
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+import hashlib
+import json
+import math
+import multiprocessing
+import os
+import sys
+import tempfile
+import time
+import warnings
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+from decimal import Decimal
+from fractions import Fraction
+from pathlib import Path
+from typing import Any, Callable, Iterable
+
+__all__ = ["JobError", "canonical_json", "job_id", "run_jobs"]
+
+_FORMAT = 1  # cache file format version (stored in every file)
+
+
+class JobError(RuntimeError):
+    """A job failed; ``job_id`` and ``spec`` identify it, ``__cause__`` is the original error."""
+
+    def __init__(self, job_id: str, spec: Any, message: str):
+        self.job_id, self.spec = job_id, spec
+        text = repr(spec)
+        if len(text) > 200:
+            text = text[:197] + "..."
+        super().__init__(f"job {job_id} (spec {text}) failed: {message}")
+
+
+# ====================================================================== canonical form / ids
+def _canon(obj: Any, where: str) -> Any:
+    """A JSON-ready canonical form of a spec (raises ValueError naming the location)."""
+    if obj is None or isinstance(obj, (bool, str)):
+        return obj
+    if isinstance(obj, int):
+        return obj
+    if isinstance(obj, float):
+        if not math.isfinite(obj):
+            raise ValueError(f"spec: non-finite float {obj!r} at {where}")
+        return obj
+    if isinstance(obj, Fraction):
+        return {"__fraction__": f"{obj.numerator}/{obj.denominator}"}
+    if isinstance(obj, Decimal):
+        return {"__decimal__": str(obj)}
+    if isinstance(obj, enum.Enum):
+        return {"__enum__": f"{type(obj).__module__}.{type(obj).__qualname__}", "value": _canon(obj.value, where)}
+    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        params = getattr(type(obj), "__dataclass_params__", None)
+        if params is None or not params.frozen:
+            raise ValueError(f"spec: dataclass {type(obj).__qualname__} at {where} must be frozen")
+        out = {"__dataclass__": f"{type(obj).__module__}.{type(obj).__qualname__}"}
+        for f in dataclasses.fields(obj):
+            out[f.name] = _canon(getattr(obj, f.name), f"{where}.{f.name}")
+        return out
+    if isinstance(obj, (list, tuple)):
+        return [_canon(v, f"{where}[{i}]") for i, v in enumerate(obj)]
+    if isinstance(obj, (set, frozenset)):
+        items = [_canon(v, f"{where}{{}}") for v in obj]
+        return {"__set__": sorted(items, key=lambda v: json.dumps(v, sort_keys=True))}
+    if isinstance(obj, dict):
+        out = {}
+        for k, v in obj.items():
+            if not isinstance(k, str):
+                raise ValueError(f"spec: dict key {k!r} at {where} must be a string")
+            out[k] = _canon(v, f"{where}[{k!r}]")
+        return out
+    raise ValueError(
+        f"spec: cannot canonicalise {type(obj).__name__} {obj!r} at {where}; use frozen dataclasses, "
+        "Fractions, numbers, strings, tuples and dicts"
+    )
+
+
+def canonical_json(spec: Any) -> str:
+    """Canonical JSON text of a spec: sorted keys, no spaces, exact fractions as strings."""
+    return json.dumps(_canon(spec, "spec"), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def _fn_name(fn: Callable) -> str:
+    return f"{fn.__module__}.{fn.__qualname__}"
+
+
+def job_id(spec: Any, fn: Callable | None = None) -> str:
+    """SHA-256 hex id of a job: of ``{"fn": name, "spec": spec}`` when ``fn`` is given."""
+    canon = _canon(spec, "spec")
+    payload = canon if fn is None else {"fn": _fn_name(fn), "spec": canon}
+    text = json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def _check_fn(fn: Callable) -> None:
+    if not callable(fn):
+        raise ValueError(f"run_jobs: fn must be callable, got {type(fn).__name__} {fn!r}")
+    module, qualname = getattr(fn, "__module__", None), getattr(fn, "__qualname__", None)
+    if not module or not qualname or "<" in qualname:
+        raise ValueError(f"run_jobs: fn {fn!r} must be a module-level function (picklable), not a lambda or closure")
+    target: Any = sys.modules.get(module)
+    for part in qualname.split("."):
+        target = getattr(target, part, None)
+    if target is not fn:
+        raise ValueError(f"run_jobs: fn {module}.{qualname} cannot be found by name in its module (not picklable)")
+
+
+# ====================================================================== result encoding
+def _encode(obj: Any, where: str) -> Any:
+    if obj is None or isinstance(obj, (bool, int, str)):
+        return obj
+    if isinstance(obj, float):
+        if not math.isfinite(obj):
+            return {"__float__": repr(obj)}
+        return obj
+    if isinstance(obj, Fraction):
+        return {"__fraction__": f"{obj.numerator}/{obj.denominator}"}
+    if isinstance(obj, (list, tuple)):
+        return [_encode(v, f"{where}[{i}]") for i, v in enumerate(obj)]
+    if isinstance(obj, dict):
+        out = {}
+        for k, v in obj.items():
+            if not isinstance(k, str) or k.startswith("__") and k.endswith("__"):
+                raise ValueError(f"dict key {k!r} at {where} must be a string, not a dunder name")
+            out[k] = _encode(v, f"{where}[{k!r}]")
+        return out
+    raise ValueError(f"{type(obj).__name__} {obj!r} at {where} is not JSON-representable; return strings instead")
+
+
+def _decode(obj: Any) -> Any:
+    if isinstance(obj, list):
+        return [_decode(v) for v in obj]
+    if isinstance(obj, dict):
+        if set(obj) == {"__fraction__"}:
+            return Fraction(obj["__fraction__"])
+        if set(obj) == {"__float__"}:
+            return float(obj["__float__"])
+        return {k: _decode(v) for k, v in obj.items()}
+    return obj
+
+
+def _atomic_write_json(path: Path, payload: dict) -> None:
+    """Write JSON to ``path`` so that readers see either nothing or the whole file."""
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.stem}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            json.dump(payload, fh, sort_keys=True, indent=1, ensure_ascii=False)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+def _read_cached(path: Path, jid: str, fn_name: str) -> tuple[bool, Any]:
+    if not path.is_file():
+        return False, None
+    try:
+        payload = json.loads(path.read_text(encoding="utf-8"))
+        if payload.get("job_id") != jid or payload.get("fn") != fn_name or "result" not in payload:
+            raise ValueError("id, function or result field does not match")
+    except (ValueError, OSError) as exc:
+        warnings.warn(f"run_jobs: ignoring unreadable cache file {path} ({exc}); the job will be recomputed",
+                      stacklevel=3)
+        return False, None
+    return True, _decode(payload["result"])
+
+
+# ====================================================================== progress
+class _Counter:
+    """Minimal stderr progress counter (used when tqdm is not installed)."""
+
+    def __init__(self, total: int, initial: int, desc: str):
+        self.total, self.n, self.desc = total, initial, desc
+        self._show()
+
+    def _show(self):
+        sys.stderr.write(f"\r{self.desc}: {self.n}/{self.total} jobs")
+        sys.stderr.flush()
+
+    def update(self, k: int = 1):
+        self.n += k
+        self._show()
+
+    def close(self):
+        sys.stderr.write("\n")
+        sys.stderr.flush()
+
+
+class _NoProgress:
+    def update(self, k: int = 1):
+        pass
+
+    def close(self):
+        pass
+
+
+def _progress(enabled: bool, total: int, initial: int, desc: str):
+    if not enabled:
+        return _NoProgress()
+    try:
+        from tqdm.auto import tqdm
+    except ImportError:
+        return _Counter(total, initial, desc)
+    return tqdm(total=total, initial=initial, desc=desc, unit="job", file=sys.stderr)
+
+
+# ====================================================================== execution
+def _timed_call(fn: Callable, spec: Any) -> tuple[Any, float]:
+    """Worker-side wrapper: the job's result and its wall time in seconds."""
+    t0 = time.perf_counter()
+    result = fn(spec)
+    return result, time.perf_counter() - t0
+
+
+def run_jobs(
+    fn: Callable[[Any], Any],
+    specs: Iterable[Any],
+    cache_dir: str | os.PathLike,
+    workers: int | None = None,
+    scheduler: Any = None,
+    progress: bool = True,
+) -> list[Any]:
+    """Run ``fn(spec)`` for every spec, skipping jobs already cached in ``cache_dir``.
+
+    Args:
+        fn: a module-level function of one frozen spec returning a JSON-representable value.
+        specs: the job specs; duplicates (same id) are computed once.
+        cache_dir: directory of per-job result files (created if missing).
+        workers: ``1`` = serial in this process; ``None`` = all local cores; ``n`` = n processes.
+            Ignored when ``scheduler`` is given.
+        scheduler: Dask ``distributed`` scheduler address or ``Client`` (optional extra).
+        progress: show a progress bar on stderr (tqdm if installed, else a counter).
+
+    Returns:
+        The results, aligned with ``specs`` (decoded from JSON: tuples become lists,
+        Fractions stay exact).
+
+    Raises:
+        ValueError: bad ``fn``, ``workers`` or a spec that cannot be canonicalised (before any
+            job runs).
+        JobError: a job raised or returned a non-JSON value; the message names the job id.
+            Jobs finished before the failure stay cached, so a rerun resumes.
+    """
+    _check_fn(fn)
+    if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int) or workers < 1):
+        raise ValueError(f"run_jobs: workers must be None or an int >= 1, got {workers!r}")
+    spec_list = list(specs)
+    name = _fn_name(fn)
+    ids = []
+    for i, spec in enumerate(spec_list):
+        try:
+            ids.append(job_id(spec, fn))
+        except ValueError as exc:
+            raise ValueError(f"run_jobs: spec #{i}: {exc}") from None
+    cache = Path(cache_dir)
+    cache.mkdir(parents=True, exist_ok=True)
+
+    unique: dict[str, Any] = {}
+    for jid, spec in zip(ids, spec_list):
+        unique.setdefault(jid, spec)
+    results: dict[str, Any] = {}
+    for jid in unique:
+        found, value = _read_cached(cache / f"{jid}.json", jid, name)
+        if found:
+            results[jid] = value
+    pending = [jid for jid in unique if jid not in results]
+
+    bar = _progress(progress, len(unique), len(results), f"{fn.__qualname__}")
+
+    def finish(jid: str, outcome: tuple[Any, float]) -> None:
+        result, elapsed = outcome
+        try:
+            encoded = _encode(result, "result")
+        except ValueError as exc:
+            raise JobError(jid, unique[jid], f"returned a value that cannot be cached: {exc}") from None
+        payload = {"format": _FORMAT, "job_id": jid, "fn": name, "spec": _canon(unique[jid], "spec"),
+                   "result": encoded, "elapsed_seconds": elapsed}
+        _atomic_write_json(cache / f"{jid}.json", payload)
+        results[jid] = _decode(encoded)
+        bar.update(1)
+
+    try:
+        if pending:
+            if scheduler is not None:
+                _run_dask(fn, unique, pending, scheduler, finish)
+            elif workers == 1:
+                for jid in pending:
+                    try:
+                        outcome = _timed_call(fn, unique[jid])
+                    except Exception as exc:
+                        raise JobError(jid, unique[jid], f"{type(exc).__name__}: {exc}") from exc
+                    finish(jid, outcome)
+            else:
+                n = min(workers or os.cpu_count() or 1, len(pending))
+                _run_pool(fn, unique, pending, n, finish)
+    finally:
+        bar.close()
+    return [results[jid] for jid in ids]
+
+
+def _run_pool(fn, unique, pending, n_workers, finish) -> None:
+    ctx = multiprocessing.get_context("spawn")
+    first_error: BaseException | None = None
+    with ProcessPoolExecutor(max_workers=n_workers, mp_context=ctx) as pool:
+        futures = {pool.submit(_timed_call, fn, unique[jid]): jid for jid in pending}
+        remaining = set(futures)
+        try:
+            while remaining:
+                done, remaining = wait(remaining, return_when=FIRST_COMPLETED)
+                for fut in done:
+                    jid = futures[fut]
+                    if fut.cancelled():
+                        continue
+                    exc = fut.exception()
+                    if exc is not None:
+                        if first_error is None:
+                            first_error = JobError(jid, unique[jid], f"{type(exc).__name__}: {exc}")
+                            first_error.__cause__ = exc
+                            for other in remaining:
+                                other.cancel()  # running jobs finish and are still cached
+                        continue
+                    try:
+                        finish(jid, fut.result())
+                    except JobError as err:
+                        if first_error is None:
+                            first_error = err
+                            for other in remaining:
+                                other.cancel()
+        except BaseException:
+            for fut in remaining:
+                fut.cancel()
+            raise
+    if first_error is not None:
+        raise first_error
+
+
+def _run_dask(fn, unique, pending, scheduler, finish) -> None:
+    try:
+        import distributed
+    except ImportError:
+        raise ImportError(
+            "run_jobs: a Dask scheduler was given but 'distributed' is not installed; "
+            "install the optional extra: pip install 'census-plb[distributed]'"
+        ) from None
+    own = not hasattr(scheduler, "submit")
+    client = distributed.Client(scheduler) if own else scheduler
+    try:
+        futures = {
+            client.submit(_timed_call, fn, unique[jid], key=f"census-plb-{jid}", pure=False): jid for jid in pending
+        }
+        first_error: BaseException | None = None
+        for fut in distributed.as_completed(list(futures)):
+            jid = futures[fut]
+            if first_error is not None:
+                continue
+            if fut.status == "error":
+                exc = fut.exception()
+                first_error = JobError(jid, unique[jid], f"{type(exc).__name__}: {exc}")
+                first_error.__cause__ = exc
+                client.cancel([f for f in futures if not f.done()])
+                continue
+            if fut.status == "cancelled":
+                continue
+            try:
+                finish(jid, fut.result())
+            except JobError as err:
+                first_error = err
+                client.cancel([f for f in futures if not f.done()])
+        if first_error is not None:
+            raise first_error
+    finally:
+        if own:
+            client.close()
