@@ -5,6 +5,7 @@ Exact Privacy Accounting in the 2020 U.S. Decennial Census", arXiv 2606.29835, w
 saddle-point (exponentially tilted) contour so that tiny δ keep full relative precision.
 """
 
+from . import gdp, zcdp
 from .certified import Certified
 from .composition import Composition, EpsilonResult, TradeoffCurve
 from .exact import from_float, to_fraction
@@ -20,4 +21,6 @@ __all__ = [
     "TradeoffCurve",
     "from_float",
     "to_fraction",
+    "gdp",
+    "zcdp",
 ]

@@ -12,14 +12,38 @@ from dataclasses import dataclass
 
 import mpmath
 
-__all__ = ["Certified"]
+__all__ = ["Certified", "exact_mpf", "down", "up"]
 
+#: working precision (bits) of interval-endpoint arithmetic; every operation on endpoints is
+#: followed by an outward nudge of 2^-(PREC-16) relative (see :func:`down`, :func:`up`), which
+#: over-covers the rounding error of one operation.
+PREC = 512
 _CTX = mpmath.mp.clone()
-_CTX.prec = 512
+_CTX.prec = PREC
+_NUDGE = _CTX.mpf(2) ** (16 - PREC)
 
 
 def _mpf(x) -> mpmath.mpf:
     return _CTX.mpf(x)
+
+
+def exact_mpf(man: int, exp: int) -> mpmath.mpf:
+    """The binary number man·2^exp as an mpf, exactly (no rounding at any precision)."""
+    from mpmath.libmp import from_man_exp
+
+    return _CTX.make_mpf(from_man_exp(int(man), int(exp)))
+
+
+def down(x) -> mpmath.mpf:
+    """x nudged towards −∞ by more than one rounding error at PREC bits."""
+    x = _mpf(x)
+    return x - abs(x) * _NUDGE
+
+
+def up(x) -> mpmath.mpf:
+    """x nudged towards +∞ by more than one rounding error at PREC bits."""
+    x = _mpf(x)
+    return x + abs(x) * _NUDGE
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,7 +62,9 @@ class Certified:
     upper: mpmath.mpf
 
     def __post_init__(self):
-        lo, hi = _mpf(self.lower), _mpf(self.upper)
+        lo, hi = self.lower, self.upper
+        lo = lo if isinstance(lo, _CTX.mpf) else _mpf(lo)
+        hi = hi if isinstance(hi, _CTX.mpf) else _mpf(hi)
         if not (lo <= hi):
             raise ValueError(f"Certified: lower {lo} exceeds upper {hi}")
         object.__setattr__(self, "lower", lo)
@@ -91,9 +117,9 @@ class Certified:
 
     def __add__(self, other) -> "Certified":
         if isinstance(other, Certified):
-            return Certified(self.lower + other.lower, self.upper + other.upper)
+            return Certified(down(self.lower + other.lower), up(self.upper + other.upper))
         o = _mpf(other)
-        return Certified(self.lower + o, self.upper + o)
+        return Certified(down(self.lower + o), up(self.upper + o))
 
     __radd__ = __add__
 
@@ -110,4 +136,4 @@ class Certified:
         if flo < 0:
             raise ValueError("Certified.scale: factor must be non-negative")
         cands = [self.lower * flo, self.lower * fhi, self.upper * flo, self.upper * fhi]
-        return Certified(min(cands), max(cands))
+        return Certified(down(min(cands)), up(max(cands)))

@@ -31,7 +31,7 @@ import mpmath
 from flint import arb, fmpq, fmpz
 from scipy.special import log_ndtr, ndtri
 
-from .certified import Certified
+from .certified import Certified, down, exact_mpf, up
 from .lattice import Lattice
 from .mechanism import DiscreteGaussian
 from .quadrature import LatticeGroup, TailEngine, arb_to_certified, workprec
@@ -64,19 +64,21 @@ def _parse_real(x, name: str) -> arb:
             except (ValueError, ZeroDivisionError):
                 raise ValueError(f"{name}: cannot parse {x!r} as a real number") from None
             return arb(fmpq(f.numerator, f.denominator))
-        if isinstance(x, (float, mpmath.mpf)) or isinstance(x, Real):
-            xf = mpmath.mpf(x)
-            if not mpmath.isfinite(xf):
+        if isinstance(x, (float, Real)) or hasattr(x, "_mpf_"):
+            raw = x._mpf_ if hasattr(x, "_mpf_") else mpmath.mpf(float(x))._mpf_  # float → mpf is exact
+            sign, man, exp, bc = raw
+            if not man and exp:  # mpmath encodes nan/inf as man == 0 with a special exp
                 raise ValueError(f"{name}: must be finite, got {x!r}")
-            man, exp = mpmath.frexp(xf)  # x = man * 2**exp, exact
-            m2 = int(mpmath.ldexp(man, 1100))
-            return arb(fmpz(m2)) * arb(2) ** (int(exp) - 1100)
+            with workprec(max(_EXACT_BITS, int(bc) + 16)):
+                val = arb(fmpz(int(man))) * arb(2) ** int(exp)  # exact: bc-bit mantissa times 2^exp
+                return -val if sign else val
     raise TypeError(f"{name}: expected a real number, got {type(x).__name__} {x!r}")
 
 
 def _as_mpf(x: arb) -> mpmath.mpf:
+    """Exact midpoint of an Arb ball (use on exact balls, or on .lower()/.upper())."""
     man, exp = x.mid().man_exp()
-    return mpmath.mpf((int(man), int(exp)))
+    return exact_mpf(man, exp)
 
 
 @dataclass(frozen=True, slots=True)
@@ -199,18 +201,42 @@ class Composition:
         return f"Composition({len(self.groups)} distinct, {self.size} mechanisms, rho={self.rho})"
 
     # ------------------------------------------------------------------ tails
-    def tails(self, ks: Iterable[int], tol: float = DEFAULT_TOL) -> list[Certified]:
-        """Certified P[Y ≥ k] for integer thresholds k of the lattice variable Y = Σ b X."""
+    def tails(self, ks: Iterable[int], tol: float = DEFAULT_TOL, rtol: float = DEFAULT_RTOL) -> list[Certified]:
+        """Certified P[Y ≥ k] for integer thresholds k of the lattice variable Y = Σ b_k X_k.
+
+        Each result has error ≤ tol (absolute) and ≤ rtol·P (relative), so deep tails keep
+        their digits.
+        """
         ks = list(ks)
         for k in ks:
             if isinstance(k, bool) or not isinstance(k, int):
                 raise TypeError(f"tails: thresholds must be ints, got {k!r}")
-        if not (tol > 0):
-            raise ValueError(f"tails: tol must be > 0, got {tol!r}")
-        return self._engine.tails(ks, [tol] * len(ks))
+        _check_tol(tol, rtol)
+        eng = self._engine
+        scale = 1.0
+        out: list[Certified | None] = [None] * len(ks)
+        todo = list(range(len(ks)))
+        for _ in range(MAX_REFINEMENTS + 1):
+            targets = []
+            for i in todo:
+                k = ks[i]
+                lp = eng._log_p_est(k if k >= 1 else 1 - k) if k >= 1 else 0.0
+                targets.append(scale * min(tol, mpmath.exp(math.log(rtol) + lp)))
+            res = eng.tails([ks[i] for i in todo], targets)
+            still = []
+            for i, c in zip(todo, res):
+                out[i] = c
+                if c.error > min(mpmath.mpf(tol), rtol * c.value):
+                    still.append(i)
+            if not still:
+                break
+            todo = still
+            scale *= 1e-6
+        return out  # type: ignore[return-value]
 
-    def tail(self, k: int, tol: float = DEFAULT_TOL) -> Certified:
-        return self.tails([k], tol)[0]
+    def tail(self, k: int, tol: float = DEFAULT_TOL, rtol: float = DEFAULT_RTOL) -> Certified:
+        """Certified P[Y ≥ k] (see :meth:`tails`)."""
+        return self.tails([k], tol, rtol)[0]
 
     # ------------------------------------------------------------------ (eps, delta)
     def _log_delta_gdp(self, eps: float) -> float:
@@ -264,8 +290,8 @@ class Composition:
                     e = balls[i].exp()
                     elo, ehi = _as_mpf(e.lower()), _as_mpf(e.upper())
                 slack = mpmath.mpf(2 * width)  # ε-ball straddling an atom (negligible, but counted)
-                lo = t1.lower - ehi * t2.upper - slack
-                hi = t1.upper - elo * t2.lower + slack
+                lo = down(down(t1.lower) - up(ehi * t2.upper) - slack)
+                hi = up(up(t1.upper) - down(elo * t2.lower) + slack)
                 d = Certified(max(lo, 0), min(hi, 1)) if hi >= 0 else Certified(0, 0)
                 results[i] = d
                 need_err = min(mpmath.mpf(tol), rtol * d.value)
@@ -441,16 +467,17 @@ class Composition:
         t = self._engine.tails([k, k + 1, two_c + 1 - k, two_c - k], [tol] * 4)
         ak, ak1, bk, bk1 = t
         # β = β_{k+1} − (α − α_{k+1})·(β_{k+1} − β_k)/(α_k − α_{k+1})  (interval arithmetic)
-        atom_a_lo = max(ak.lower - ak1.upper, mpmath.mpf(0))
-        atom_a_hi = ak.upper - ak1.lower
-        atom_b_lo = max(bk1.lower - bk.upper, mpmath.mpf(0))
-        atom_b_hi = bk1.upper - bk.lower
-        num_lo = max(am - ak1.upper, mpmath.mpf(0))
-        num_hi = max(am - ak1.lower, mpmath.mpf(0))
-        t_lo = min(num_lo / atom_a_hi, mpmath.mpf(1)) if atom_a_hi > 0 else mpmath.mpf(0)
-        t_hi = min(num_hi / atom_a_lo, mpmath.mpf(1)) if atom_a_lo > 0 else mpmath.mpf(1)
-        beta_lo = bk1.lower - t_hi * atom_b_hi
-        beta_hi = bk1.upper - t_lo * atom_b_lo
+        zero, one = mpmath.mpf(0), mpmath.mpf(1)
+        atom_a_lo = max(down(ak.lower - ak1.upper), zero)
+        atom_a_hi = up(ak.upper - ak1.lower)
+        atom_b_lo = max(down(bk1.lower - bk.upper), zero)
+        atom_b_hi = up(bk1.upper - bk.lower)
+        num_lo = max(down(am - ak1.upper), zero)
+        num_hi = max(up(am - ak1.lower), zero)
+        t_lo = min(down(num_lo / atom_a_hi), one) if atom_a_hi > 0 else zero
+        t_hi = min(up(num_hi / atom_a_lo), one) if atom_a_lo > 0 else one
+        beta_lo = down(bk1.lower - up(t_hi * atom_b_hi))
+        beta_hi = up(bk1.upper - down(t_lo * atom_b_lo))
         return Certified(max(beta_lo, 0), min(beta_hi, 1))
 
 

@@ -30,7 +30,7 @@ from flint import acb, arb, ctx, fmpq
 from scipy.special import log_ndtr
 
 from . import bounds
-from .certified import Certified
+from .certified import Certified, down, exact_mpf, up
 from .sieve import SieveComponent, sieve_nodes
 from .theta import peak_halfwidth, theta0, theta_tau
 
@@ -54,23 +54,14 @@ def workprec(bits: int):
         ctx.prec = old
 
 
-def _arb_to_mpf(x: arb):
-    import mpmath
-
-    man, exp = x.mid().man_exp()
-    return mpmath.mpf((int(man), int(exp)))
-
-
 def arb_to_certified(x: arb) -> Certified:
-    """Exact conversion of an Arb ball to a :class:`Certified` interval (outward, lossless)."""
-    import mpmath
-
+    """Exact conversion of an Arb ball to a :class:`Certified` interval (lossless)."""
     lo, hi = x.lower(), x.upper()
     if not (lo.is_finite() and hi.is_finite()):
         raise ArithmeticError(f"non-finite enclosure {x}")
     m1, e1 = lo.man_exp()
     m2, e2 = hi.man_exp()
-    return Certified(mpmath.mpf((int(m1), int(e1))), mpmath.mpf((int(m2), int(e2))))
+    return Certified(exact_mpf(m1, e1), exact_mpf(m2, e2))
 
 
 @dataclass(frozen=True, slots=True)
@@ -216,7 +207,7 @@ class TailEngine:
                 out.append(res[k])
             else:
                 c = res[1 - k]
-                out.append(Certified(1 - c.upper, 1 - c.lower))
+                out.append(Certified(down(1 - c.upper), up(1 - c.lower)))
         return out
 
     def _tails_positive(self, ks: list[int], log_targets: list[float]) -> dict[int, Certified]:
