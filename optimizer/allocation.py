@@ -237,7 +237,7 @@ class Allocation:
         :meth:`from_csv`).
         """
         records = []
-        for gi, (geo, queries) in enumerate(budgets.items()):
+        for geo, queries in budgets.items():
             for query, raw in queries.items():
                 records.append(_Record(geo, query, raw, None, f"{geo}/{query}"))
         return _build(records, "mapping", name=name, provenance=provenance, run_type=run_type)
