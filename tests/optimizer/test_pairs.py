@@ -7,7 +7,7 @@ from pathlib import Path as FsPath
 import mpmath
 import pytest
 
-import optimizer
+import optimizer.spine
 from accountant import Certified, DiscreteGaussian
 from optimizer.allocation import load_builtin
 from optimizer.pairs import (
@@ -80,7 +80,7 @@ def test_main_pair_with_accountant(paths):
     assert comp.rho == DHC_TOTAL
     # Published exact delta of [M13, M13] at the Bun-Steinke epsilon for delta_zcdp = 1e-2
     # (optimizer/data/dhc_persons_exact_eps_delta.csv, from arXiv 2606.29835's code release).
-    with open(FsPath(optimizer.__file__).parent / "data" / "dhc_persons_exact_eps_delta.csv") as fh:
+    with open(FsPath(optimizer.spine.__file__).parent / "data" / "dhc_persons_exact_eps_delta.csv") as fh:
         row = next(r for r in csv.DictReader(fh) if r["delta_zcdp"] == "1e-2")
     d = comp.delta(row["epsilon_zcdp"])
     assert abs(d.value / mpmath.mpf(row["delta_exact_main_13_13"]) - 1) < 1e-15

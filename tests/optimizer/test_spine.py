@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-import optimizer
+import optimizer.spine
 from optimizer.allocation import Allocation, load_builtin
 from optimizer.spine import (
     all_patterns,
@@ -18,7 +18,7 @@ from optimizer.spine import (
     shipped_dhc_persons_paths,
 )
 
-DATA = Path(optimizer.__file__).parent / "data"
+DATA = Path(optimizer.spine.__file__).parent / "data"
 DHC_TOTAL = F(24811, 5000)  # published DHC-persons total rho (4.9622)
 FULL = ("US", "State", "County", "Prim", "Tract_Subset_Group", "Tract_Subset", "Block_Group", "Block")
 
