@@ -1,0 +1,77 @@
+"""``census-plb``: the command-line front end (thin over the library).
+
+Each sub-command lives in ``optimizer/commands/<name>.py`` and exposes
+``HELP`` (one line), ``configure(parser)`` and ``run(args) -> int``.  Errors are printed as
+one clear line (exit code 2 for bad input, 1 for a failed computation); ``--debug`` shows the
+traceback.  Exit code 0 means success; ``optimize`` returns 3 when the confirmation fails.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+COMMANDS = ("account", "pairs", "optimize", "report", "scenario")
+
+EPILOG = """examples:
+  census-plb account --sigma2 10000/73 --sigma2 10000/11 --eps 1,2,3
+  census-plb pairs --allocation dhc-persons --eps 26.340588852722324353781974500154992685 --json
+  census-plb optimize --scenario dhc-persons --json
+  census-plb report --scenario dhc-persons
+"""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="census-plb",
+        description="Exact, certified privacy accounting of the 2020 Census and budget re-tuning.",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--debug", action="store_true", help="show tracebacks on errors")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name in COMMANDS:
+        try:
+            mod = importlib.import_module(f"optimizer.commands.{name}")
+        except ModuleNotFoundError as exc:
+            if exc.name == f"optimizer.commands.{name}":
+                continue
+            raise
+        p = sub.add_parser(
+            name,
+            help=mod.HELP,
+            description=mod.__doc__,
+            formatter_class=argparse.RawDescriptionHelpFormatter,
+        )
+        p.add_argument("--debug", action="store_true", help="show tracebacks on errors")
+        mod.configure(p)
+        p.set_defaults(_run=mod.run)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "_run", None):
+        parser.print_help()
+        return 2
+    try:
+        return int(args._run(args) or 0)
+    except KeyboardInterrupt:
+        print("census-plb: interrupted (finished work is cached; rerun to resume)", file=sys.stderr)
+        return 130
+    except (ValueError, TypeError, FileNotFoundError) as exc:
+        if args.debug:
+            raise
+        print(f"census-plb {args.command}: error: {exc}", file=sys.stderr)
+        return 2
+    except Exception as exc:  # noqa: BLE001 - one clear line, traceback with --debug
+        if args.debug:
+            raise
+        print(f"census-plb {args.command}: failed: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())
