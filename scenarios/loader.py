@@ -1,0 +1,296 @@
+"""Scenario files: what to promise, what to optimise for — pure data, validated on load.
+
+A scenario is a small TOML file in ``scenarios/`` (numbers that matter are exact strings)::
+
+    name = "dhc-persons"               # must match the file stem for built-in scenarios
+    description = "free text"
+    allocation = "dhc-persons"         # a built-in allocation name, or a path to an
+                                       # allocation .csv/.toml (relative to the scenario file)
+    conversion = "bun-steinke"         # the zCDP -> (ε, δ) conversion being promised: "bun-steinke" | "cks"
+    target_delta = "1e-10"             # exact decimal or fraction string, 0 < δ < 1
+    trials = 30                        # optimizer trials (positive int)
+    seed = 20201                       # optimizer seed (int >= 0)
+
+    [weights]                          # optional; exact fraction strings > 0, default weight 1
+    geolevel = { Block = "10" }        # geolevel name -> weight
+    query = { "hispanic * sex" = "2" } # query name (at every geolevel) -> weight
+
+Every problem raises :class:`ScenarioError` (a ``ValueError``) naming the file, the line and
+the key.
+
+>>> s = load_scenario("dhc-persons")
+>>> s.allocation, s.conversion, s.target_delta, s.trials, s.seed
+('dhc-persons', 'bun-steinke', Fraction(1, 10000000000), 30, 20201)
+>>> load_scenario("dhc-persons-favour-block").geolevel_weight("Block")
+Fraction(10, 1)
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import tomllib
+from dataclasses import dataclass, field
+from fractions import Fraction
+from pathlib import Path
+from typing import Mapping
+
+__all__ = [
+    "CONVERSIONS",
+    "SCENARIO_DIR",
+    "Scenario",
+    "ScenarioError",
+    "list_scenarios",
+    "load_scenario",
+    "parse_scenario",
+]
+
+SCENARIO_DIR = Path(__file__).resolve().parent
+CONVERSIONS = ("bun-steinke", "cks")
+_TOP_KEYS = ("name", "description", "allocation", "conversion", "target_delta", "trials", "seed", "weights")
+_REQUIRED = ("name", "allocation", "conversion", "target_delta", "trials", "seed")
+_WEIGHT_KEYS = ("geolevel", "query")
+_FRACTION_RE = re.compile(r"^\s*[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?(\s*/\s*\d+)?\s*$")
+
+
+class ScenarioError(ValueError):
+    """Invalid scenario; ``source``, ``line`` and ``key`` locate the problem."""
+
+    def __init__(self, source: str, line: int | None, key: str | None, message: str):
+        self.source, self.line, self.key = source, line, key
+        where = source
+        if line is not None:
+            where += f", line {line}"
+        if key is not None:
+            where += f", key '{key}'"
+        super().__init__(f"{where}: {message}")
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """A validated scenario (immutable, hashable).
+
+    Attributes:
+        name, description: identification.
+        allocation: built-in allocation name or path of an allocation file.
+        conversion: ``"bun-steinke"`` or ``"cks"``.
+        target_delta: exact δ (``Fraction``); ``target_delta_text`` is the string as written.
+        trials, seed: optimizer settings.
+        geolevel_weights, query_weights: ``((name, weight), …)`` sorted by name.
+        source: the file it was read from (``"<text>"`` for text).
+        sha256: hash of the file's bytes (provenance).
+    """
+
+    name: str
+    description: str
+    allocation: str
+    conversion: str
+    target_delta: Fraction
+    target_delta_text: str
+    trials: int
+    seed: int
+    geolevel_weights: tuple[tuple[str, Fraction], ...] = ()
+    query_weights: tuple[tuple[str, Fraction], ...] = ()
+    source: str = field(default="<text>", compare=False)
+    sha256: str = field(default="", compare=False)
+
+    def geolevel_weight(self, geolevel: str) -> Fraction:
+        """Weight of a geolevel (1 unless listed)."""
+        return dict(self.geolevel_weights).get(geolevel, Fraction(1))
+
+    def query_weight(self, query: str) -> Fraction:
+        """Weight of a query (1 unless listed)."""
+        return dict(self.query_weights).get(query, Fraction(1))
+
+    def weight(self, geolevel: str, query: str) -> Fraction:
+        """Weight of one measurement: geolevel weight × query weight."""
+        return self.geolevel_weight(geolevel) * self.query_weight(query)
+
+    @property
+    def equal_weights(self) -> bool:
+        return all(w == 1 for _, w in self.geolevel_weights + self.query_weights)
+
+    def load_allocation(self):
+        """The :class:`optimizer.allocation.Allocation` this scenario tunes (weights validated)."""
+        from optimizer.allocation import BUILTIN_NAMES, Allocation, load_builtin
+
+        if self.allocation in BUILTIN_NAMES:
+            alloc = load_builtin(self.allocation)
+        else:
+            path = Path(self.allocation)
+            if not path.is_absolute() and self.source not in ("<text>", ""):
+                path = Path(self.source).parent / path
+            if path.suffix == ".toml":
+                alloc = Allocation.from_toml(path)
+            else:
+                alloc = Allocation.from_csv(path)
+        self._check_weights(alloc)
+        return alloc
+
+    def _check_weights(self, alloc) -> None:
+        for g, _ in self.geolevel_weights:
+            if g not in alloc.geolevels:
+                raise ScenarioError(self.source, None, f"weights.geolevel.{g}",
+                                    f"unknown geolevel for allocation '{self.allocation}' "
+                                    f"(known: {', '.join(alloc.geolevels)})")
+        queries = {q for _, q, _ in alloc.items()}
+        for q, _ in self.query_weights:
+            if q not in queries:
+                raise ScenarioError(self.source, None, f"weights.query.{q}",
+                                    f"unknown query for allocation '{self.allocation}'")
+
+    def as_dict(self) -> dict:
+        """JSON-ready view (exact numbers as strings)."""
+        return {
+            "name": self.name,
+            "description": self.description,
+            "allocation": self.allocation,
+            "conversion": self.conversion,
+            "target_delta": self.target_delta_text,
+            "trials": self.trials,
+            "seed": self.seed,
+            "weights": {
+                "geolevel": {k: str(v) for k, v in self.geolevel_weights},
+                "query": {k: str(v) for k, v in self.query_weights},
+            },
+        }
+
+
+def _line_of(lines: list[str], key: str, section: str | None = None) -> int | None:
+    """Best-effort 1-based line of ``key = …`` (inside ``[section]`` when given)."""
+    lo, hi = 0, len(lines)
+    if section is not None:
+        starts = [i for i, ln in enumerate(lines) if ln.strip().startswith(f"[{section}]")]
+        if starts:
+            lo = starts[0]
+            nxt = [i for i, ln in enumerate(lines) if i > lo and re.match(r"\s*\[", ln)]
+            hi = nxt[0] if nxt else len(lines)
+    pat = re.compile(r"(^|[{,\s])(\"" + re.escape(key) + r"\"|'" + re.escape(key) + r"'|"
+                     + re.escape(key) + r")\s*=")
+    for i in range(lo, hi):
+        code = lines[i].split("#", 1)[0] if '"' not in lines[i] else lines[i]
+        if pat.search(code):
+            return i + 1
+    if section is not None:
+        for i in range(len(lines)):  # dotted keys: weights.geolevel = …
+            if pat.search(lines[i]):
+                return i + 1
+    return None
+
+
+def _fraction(raw, source: str, line, key: str, *, positive: bool = True) -> Fraction:
+    if isinstance(raw, bool) or not isinstance(raw, (str, int)):
+        kind = "a float" if isinstance(raw, float) else type(raw).__name__
+        raise ScenarioError(source, line, key,
+                            f"must be an exact fraction string such as \"10\" or \"1/3\", got {kind} {raw!r}")
+    if isinstance(raw, str) and not _FRACTION_RE.match(raw):
+        raise ScenarioError(source, line, key, f"not an exact fraction/decimal string: {raw!r}")
+    try:
+        value = Fraction(raw.replace(" ", "")) if isinstance(raw, str) else Fraction(raw)
+    except (ValueError, ZeroDivisionError) as exc:
+        raise ScenarioError(source, line, key, f"bad fraction {raw!r}: {exc}") from None
+    if positive and value <= 0:
+        raise ScenarioError(source, line, key, f"must be > 0, got {raw!r}")
+    return value
+
+
+def parse_scenario(text: str, source: str = "<text>", *, expect_name: str | None = None) -> Scenario:
+    """Validate scenario TOML text (see the module docstring for the schema)."""
+    lines = text.splitlines()
+    try:
+        doc = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        m = re.search(r"line (\d+)", str(exc))
+        raise ScenarioError(source, int(m.group(1)) if m else None, None, f"invalid TOML: {exc}") from None
+    for key in doc:
+        if key not in _TOP_KEYS:
+            raise ScenarioError(source, _line_of(lines, key), key,
+                                f"unknown key; allowed keys are {', '.join(_TOP_KEYS)}")
+    for key in _REQUIRED:
+        if key not in doc:
+            raise ScenarioError(source, None, key, "required key is missing")
+    for key in ("name", "description", "allocation", "conversion"):
+        if key in doc and (not isinstance(doc[key], str) or (key != "description" and not doc[key].strip())):
+            raise ScenarioError(source, _line_of(lines, key), key, f"must be a non-empty string, got {doc[key]!r}")
+    name = doc["name"].strip()
+    if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*", name):
+        raise ScenarioError(source, _line_of(lines, "name"), "name",
+                            f"use letters, digits, '.', '_' and '-' only (it names output folders), got {name!r}")
+    if expect_name is not None and name != expect_name:
+        raise ScenarioError(source, _line_of(lines, "name"), "name",
+                            f"must match the file name '{expect_name}', got {name!r}")
+    conversion = doc["conversion"].strip().lower()
+    if conversion not in CONVERSIONS:
+        raise ScenarioError(source, _line_of(lines, "conversion"), "conversion",
+                            f"unknown conversion {doc['conversion']!r}; expected one of {', '.join(CONVERSIONS)}")
+    dline = _line_of(lines, "target_delta")
+    delta = _fraction(doc["target_delta"], source, dline, "target_delta")
+    if not delta < 1:
+        raise ScenarioError(source, dline, "target_delta", f"must be in (0, 1), got {doc['target_delta']!r}")
+    ints = {}
+    for key, lo in (("trials", 1), ("seed", 0)):
+        v = doc[key]
+        if isinstance(v, bool) or not isinstance(v, int) or v < lo:
+            raise ScenarioError(source, _line_of(lines, key), key, f"must be an integer >= {lo}, got {v!r}")
+        ints[key] = v
+    weights = doc.get("weights", {})
+    if not isinstance(weights, dict):
+        raise ScenarioError(source, _line_of(lines, "weights"), "weights", "must be a table")
+    parsed: dict[str, tuple[tuple[str, Fraction], ...]] = {}
+    for wkey, table in weights.items():
+        if wkey not in _WEIGHT_KEYS:
+            raise ScenarioError(source, _line_of(lines, wkey, "weights"), f"weights.{wkey}",
+                                f"unknown key; allowed keys are {', '.join(_WEIGHT_KEYS)}")
+        if not isinstance(table, dict):
+            raise ScenarioError(source, _line_of(lines, wkey, "weights"), f"weights.{wkey}",
+                                "must be a table of name = \"weight\"")
+        items = []
+        for k, raw in table.items():
+            items.append((k, _fraction(raw, source, _line_of(lines, k, "weights"), f"weights.{wkey}.{k}")))
+        parsed[wkey] = tuple(sorted(items))
+    return Scenario(
+        name=name,
+        description=doc.get("description", "").strip(),
+        allocation=doc["allocation"].strip(),
+        conversion=conversion,
+        target_delta=delta,
+        target_delta_text=str(doc["target_delta"]).strip(),
+        trials=ints["trials"],
+        seed=ints["seed"],
+        geolevel_weights=parsed.get("geolevel", ()),
+        query_weights=parsed.get("query", ()),
+        source=source,
+        sha256=hashlib.sha256(text.encode()).hexdigest(),
+    )
+
+
+def list_scenarios(directory: str | Path | None = None) -> list[str]:
+    """Names of the scenario files in ``directory`` (default: the built-in ``scenarios/``), sorted."""
+    d = Path(directory) if directory is not None else SCENARIO_DIR
+    return sorted(p.stem for p in d.glob("*.toml"))
+
+
+def load_scenario(name_or_path: str | Path) -> Scenario:
+    """Load a built-in scenario by name (``"dhc-persons"``) or any scenario file by path."""
+    p = Path(name_or_path)
+    if p.suffix == ".toml" or p.exists():
+        if not p.is_file():
+            raise FileNotFoundError(f"scenario file not found: {p}")
+        path, expect = p, None
+    else:
+        path = SCENARIO_DIR / f"{name_or_path}.toml"
+        if not path.is_file():
+            raise ScenarioError(str(name_or_path), None, None,
+                                f"unknown scenario; known: {', '.join(list_scenarios())}")
+        expect = path.stem
+    text = path.read_text(encoding="utf-8")
+    try:
+        shown = str(path.resolve().relative_to(Path.cwd()))
+    except ValueError:
+        shown = str(path)
+    return parse_scenario(text, shown, expect_name=expect)
+
+
+def weights_mapping(s: Scenario) -> Mapping[str, Mapping[str, Fraction]]:
+    """``{"geolevel": {...}, "query": {...}}`` (plain dicts)."""
+    return {"geolevel": dict(s.geolevel_weights), "query": dict(s.query_weights)}
