@@ -1,0 +1,55 @@
+"""Smoke test of bench/accountant.py on a tiny composition (no timing assertions)."""
+
+import json
+
+import pandas as pd
+
+from accountant import Composition, DiscreteGaussian
+from bench import accountant as bench
+from bench import baseline as B
+
+
+def _tiny():
+    return Composition([DiscreteGaussian.from_rho("73/10000"), DiscreteGaussian.from_rho("146/10000"), DiscreteGaussian.from_rho("2920/10000")])
+
+
+def test_bench_accountant_runs_on_tiny_composition(tmp_path):
+    comp = _tiny()
+    eps = bench.eps_zcdp_strings(comp.rho, ["1e-1", "1e-5", "1e-10"])
+    res = bench.run(comp=comp, eps_list=eps, repeats=1, n_tradeoff=11, baseline_sample_nodes=1, theta_max_seconds=1.0,
+                    tiny_check=False, log=lambda *a: None)
+    paths = bench.write_outputs(res, tmp_path)
+    df = pd.read_csv(paths["csv"])
+    assert list(df.columns) == bench.MAIN_COLUMNS
+    assert set(df.task) >= {"(eps,delta) curve", "trade-off curve", "single delta(eps)"}
+    assert (df.census_plb_s > 0).all()
+    curve = df[df.task == "(eps,delta) curve"].iloc[0]
+    assert curve.n_points == 3 and curve.baseline_s > 0 and curve.speedup > 0 and curve.kept_nodes > 0
+    bl = pd.read_csv(paths["baseline_csv"])
+    assert (bl.baseline_dense_s > 0).all() and (bl.t_phi_per_node_s > 0).all()
+    th = pd.read_csv(paths["theta_csv"])
+    assert list(th.columns[: len(bench.THETA_COLUMNS)]) == bench.THETA_COLUMNS
+    assert (th.seconds > 0).all() and len(th) == 3
+    assert (th.max_rel_diff_vs_flint < 1e-30).all()  # all backends agree
+    meta = json.loads(paths["json"].read_text())["meta"]
+    assert meta["size"] == 3
+    assert paths["md"].read_text().startswith("# Accountant benchmark")
+    table = bench.format_table(res["rows"], bench._SHOW, bench._FMT)
+    assert "census_plb_s" in table.splitlines()[0]
+
+
+def test_baseline_matches_certified_on_tiny_composition():
+    comp = Composition([DiscreteGaussian.from_rho("1/10"), DiscreteGaussian.from_rho("1/5")])
+    eps = ["0.25", "1", "2.5"]
+    vals, pl, sec = B.delta_curve(comp, eps, tol=1e-35, dps=50, round_to=1)
+    cert = comp.delta_curve(eps)
+    for v, c in zip(vals, cert):
+        assert abs(v - c.value) <= c.error + 1e-33
+
+
+def test_paper_plan_reproduces_main_pair_node_count():
+    comp = bench.main_pair()
+    pl = B.plan(B.groups_of(comp), 1e-35)
+    assert (pl.U, pl.N) == (410_000, 850_000)  # method note §3.4 / §7
+    pl = B.plan(B.groups_of(comp), 1e-25)
+    assert (pl.U, pl.N) == (350_000, 730_000)
