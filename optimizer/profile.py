@@ -1,0 +1,478 @@
+"""The whole-release privacy profile: every neighbouring pair of spine paths, and the worst case.
+
+A release's certified (ε, δ) curve is the maximum of δ over all pairs [M_i, M_j] of its spine
+paths, and its trade-off curve the lower convex envelope of the pairs' curves
+(:mod:`optimizer.pairs`; arXiv 2606.29835 §1.3).  This module turns that into jobs for
+:func:`optimizer.runner.run_jobs` (parallel, cached, resumable), one job per pair, then
+aggregates:
+
+* :func:`pair_job` — the picklable job: exact ρ lists of two paths in, JSON-ready strings out
+  (δ value/lower/upper/error per ε, optionally α/β per trade-off threshold, seconds, nodes);
+* :func:`release_profile` — all pairs of an allocation's paths through the runner, then
+  :func:`optimizer.pairs.worst_case` (max δ per ε, arg-max pair, ``certain`` flag),
+  :func:`optimizer.pairs.lower_convex_envelope` (trade-off envelope of safe vertices), the
+  main pair [13, 13] and the zCDP claim (Bun–Steinke and CKS) beside it;
+* :func:`release_patterns` — which path patterns a built-in allocation is profiled with, and
+  a note saying where they come from (only DHC persons' 43 patterns are published);
+* :func:`write_profile` — tidy CSV + JSON summary, written atomically.
+
+>>> release_patterns("pl94-units")[1][:44]
+'real path patterns not published; conservati'
+>>> len(default_eps_grid()), default_eps_grid()[29][:30]
+(42, '26.340588852722324353781974500')
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+import tempfile
+import time
+from dataclasses import dataclass, field
+from fractions import Fraction
+from pathlib import Path as FsPath
+from typing import Any, Callable, Iterable, Sequence
+
+from .allocation import Allocation, load_builtin
+from .pairs import MAIN_PAIR, Path, lower_convex_envelope, paths_from_allocation, worst_case
+from .spine import Pattern, all_patterns, dhc_persons_patterns
+
+__all__ = [
+    "DEFAULT_DELTA_ZCDP",
+    "PairSpec",
+    "ReleaseProfile",
+    "default_eps_grid",
+    "eps_from_delta_zcdp",
+    "pair_job",
+    "pair_specs",
+    "release_patterns",
+    "release_profile",
+    "write_profile",
+]
+
+_DATA = FsPath(__file__).resolve().parent / "data"
+_EXACT_CSV = _DATA / "dhc_persons_exact_eps_delta.csv"
+#: significant digits of decimal strings in job results
+RESULT_DIGITS = 25
+
+NOTE_DHC_PERSONS = "published DHC-persons path patterns (43 paths, arXiv 2606.29835 code release)"
+NOTE_DHC_OTHER = ("real path patterns not published; DHC-persons patterns used "
+                  "(43 patterns of the same 8 DHC geolevels)")
+NOTE_ALL = ("real path patterns not published; conservative superset used: every pattern the "
+            "bypass rule allows (top geolevel present, any subset of the others)")
+
+
+def _read_delta_zcdp() -> tuple[str, ...]:
+    with open(_EXACT_CSV, encoding="utf-8", newline="") as fh:
+        return tuple(row["delta_zcdp"] for row in csv.DictReader(fh))
+
+
+#: the 42 δ_zCDP values of the paper's (ε, δ) table (optimizer/data/dhc_persons_exact_eps_delta.csv)
+DEFAULT_DELTA_ZCDP: tuple[str, ...] = _read_delta_zcdp()
+
+
+def eps_from_delta_zcdp(rho: Fraction, deltas: Iterable[str], digits: int = 50) -> list[str]:
+    """ε_BS(δ) = ρ + 2√(ρ ln(1/δ)) as decimal strings with ``digits`` significant digits.
+
+    Like the paper (no outward rounding): these are grid points, not claims.
+    """
+    import mpmath
+
+    rho = Fraction(rho)
+    out = []
+    with mpmath.workdps(digits + 10):
+        r = mpmath.mpf(rho.numerator) / rho.denominator
+        for d in deltas:
+            dv = mpmath.mpf(str(d).strip())
+            if not (0 < dv < 1):
+                raise ValueError(f"δ_zCDP must lie in (0, 1), got {d!r}")
+            out.append(mpmath.nstr(r + 2 * mpmath.sqrt(r * mpmath.log(1 / dv)), digits, strip_zeros=False))
+    return out
+
+
+def default_eps_grid(rho: Fraction = Fraction(24811, 5000)) -> list[str]:
+    """The paper's 42 ε values: ε_BS(δ_z) for the δ_z of the published table (50 digits)."""
+    return eps_from_delta_zcdp(rho, DEFAULT_DELTA_ZCDP)
+
+
+# ====================================================================== the job
+@dataclass(frozen=True)
+class PairSpec:
+    """One pair job.  Exact budgets as ``"p/q"`` strings; ε as decimal strings.
+
+    Attributes:
+        pair: (i, j) path indices, i ≤ j.
+        rho_i, rho_j: the nonzero per-query budgets of paths i and j.
+        eps: the ε grid.
+        tol, rtol: δ tolerances passed to ``Composition.delta_curve``.
+        tradeoff_n: number of trade-off thresholds (0 = no trade-off curve).
+        tradeoff_tol: tolerance of the trade-off curve.
+    """
+
+    pair: tuple[int, int]
+    rho_i: tuple[str, ...]
+    rho_j: tuple[str, ...]
+    eps: tuple[str, ...]
+    tol: float = 1e-35
+    rtol: float = 1e-20
+    tradeoff_n: int = 0
+    tradeoff_tol: float = 1e-25
+
+
+def _get(spec: Any, key: str, default: Any = None) -> Any:
+    if isinstance(spec, dict):
+        return spec.get(key, default)
+    return getattr(spec, key, default)
+
+
+def _nstr(x, n: int = RESULT_DIGITS) -> str:
+    import mpmath
+
+    return mpmath.nstr(x, n, min_fixed=1, max_fixed=0) if x else "0.0"
+
+
+def _outward(x, direction: int, n: int = RESULT_DIGITS) -> str:
+    """``x`` as an n-digit decimal string rounded outward (down if direction < 0, else up).
+
+    Shifting by a relative 10^(1-n) before round-to-nearest at n digits (half-ulp ≤ 5·10^-n)
+    guarantees the printed bound is on the safe side.
+    """
+    import mpmath
+
+    if not x:
+        return "0.0"
+    with mpmath.workdps(n + 15):
+        shifted = x + direction * abs(x) * mpmath.mpf(10) ** (1 - n)
+        return mpmath.nstr(shifted, n, min_fixed=1, max_fixed=0)
+
+
+def pair_job(spec: PairSpec | dict) -> dict:
+    """Certified δ(ε) (and optionally the trade-off curve) of one pair [M_i, M_j].
+
+    Args:
+        spec: a :class:`PairSpec` or a dict with the same keys.
+
+    Returns:
+        ``{"pair": [i, j], "n_mechanisms", "rho", "eps": [...], "delta", "delta_lower",
+        "delta_upper", "delta_error": [decimal strings], "seconds", "nodes", "kept_nodes"}``,
+        plus ``"tradeoff": {"zeta", "k", "alpha", "alpha_lower", "beta", "beta_lower",
+        "seconds"}`` when ``tradeoff_n > 0``.  Decimal strings have 25 significant digits
+        (bounds rounded outward by mpmath's nearest rounding at that width are within the
+        stated error; the exact enclosure is value ± error).
+    """
+    from accountant import Composition, DiscreteGaussian
+
+    pair = [int(x) for x in _get(spec, "pair")]
+    rho_i = [Fraction(r) for r in _get(spec, "rho_i")]
+    rho_j = [Fraction(r) for r in _get(spec, "rho_j")]
+    eps = [str(e) for e in _get(spec, "eps", ())]
+    tol, rtol = float(_get(spec, "tol", 1e-35)), float(_get(spec, "rtol", 1e-20))
+    tn = int(_get(spec, "tradeoff_n", 0) or 0)
+    ttol = float(_get(spec, "tradeoff_tol", 1e-25))
+    comp = Composition([DiscreteGaussian.from_rho(r) for r in rho_i + rho_j])
+    out: dict[str, Any] = {"pair": pair, "n_mechanisms": comp.size, "rho": str(comp.rho), "eps": eps}
+    t0 = time.perf_counter()
+    nodes = kept = 0
+    if eps:
+        ds = comp.delta_curve(eps, tol=tol, rtol=rtol)
+        st = comp.stats
+        nodes, kept = int(getattr(st, "n_nodes", 0)), int(getattr(st, "kept_nodes", 0))
+    else:
+        ds = []
+    out["delta"] = [d.digits(RESULT_DIGITS) for d in ds]
+    out["delta_lower"] = [_outward(d.lower, -1) for d in ds]
+    out["delta_upper"] = [_outward(d.upper, +1) for d in ds]
+    out["delta_error"] = [_outward(d.error, +1, 3) for d in ds]
+    out["seconds"] = time.perf_counter() - t0
+    out["nodes"], out["kept_nodes"] = nodes, kept
+    if tn > 0:
+        t1 = time.perf_counter()
+        tc = comp.tradeoff_curve(n=tn, tol=ttol)
+        out["tradeoff"] = {
+            "zeta": [float(z) for z in tc.zeta],
+            "k": [int(k) for k in tc.k],
+            "alpha": [a.digits(RESULT_DIGITS) for a in tc.alpha],
+            "alpha_lower": [_outward(a.lower, -1) for a in tc.alpha],
+            "beta": [b.digits(RESULT_DIGITS) for b in tc.beta],
+            "beta_lower": [_outward(b.lower, -1) for b in tc.beta],
+            "seconds": time.perf_counter() - t1,
+        }
+    return out
+
+
+# ====================================================================== patterns and specs
+def release_patterns(name: str | None, allocation: Allocation | None = None) -> tuple[tuple[Pattern, ...], str]:
+    """(patterns, note) used to profile a release.
+
+    * ``dhc-persons`` (and its PR run): the 43 published DHC-persons patterns
+      (PR: those patterns without ``US`` would not validate, so the superset is used);
+    * other DHC runs (8 DHC geolevels): the DHC-persons patterns, saying so;
+    * PL94 runs and custom allocations: :func:`optimizer.spine.all_patterns` (superset).
+    """
+    if allocation is None:
+        allocation = load_builtin(name)
+    levels = allocation.geolevels
+    dhc = ("US", "State", "County", "Prim", "Tract_Subset_Group", "Tract_Subset", "Block_Group", "Block")
+    if tuple(levels) == dhc:
+        if name == "dhc-persons":
+            return dhc_persons_patterns(), NOTE_DHC_PERSONS
+        return dhc_persons_patterns(), NOTE_DHC_OTHER
+    pats = all_patterns(levels)
+    return pats, NOTE_ALL + f" ({len(pats)} patterns of {len(levels)} geolevels)"
+
+
+def _frac_str(r: Fraction) -> str:
+    return f"{r.numerator}/{r.denominator}"
+
+
+def pair_specs(paths: Sequence[Path], eps: Sequence[str], *, tol: float = 1e-35, rtol: float = 1e-20,
+               tradeoff_n: int = 0, tradeoff_tol: float = 1e-25,
+               only: Iterable[tuple[int, int]] | None = None) -> list[PairSpec]:
+    """One :class:`PairSpec` per pair i ≤ j of ``paths`` (or only the listed pairs)."""
+    from .pairs import pairs as all_pairs
+
+    wanted = None if only is None else {tuple(sorted(p)) for p in only}
+    out = []
+    for a, b in all_pairs(paths):
+        if wanted is not None and (a.index, b.index) not in wanted:
+            continue
+        out.append(PairSpec(pair=(a.index, b.index), rho_i=tuple(_frac_str(r) for r in a.rho),
+                            rho_j=tuple(_frac_str(r) for r in b.rho), eps=tuple(str(e) for e in eps),
+                            tol=tol, rtol=rtol, tradeoff_n=tradeoff_n, tradeoff_tol=tradeoff_tol))
+    if wanted is not None:
+        missing = wanted - {s.pair for s in out}
+        if missing:
+            raise ValueError(f"pair_specs: unknown pairs {sorted(missing)}; paths are 1..{len(paths)}")
+    return out
+
+
+# ====================================================================== aggregation
+@dataclass
+class ReleaseProfile:
+    """Result of :func:`release_profile` (``summary`` is JSON-ready)."""
+
+    summary: dict
+    results: dict[tuple[int, int], dict]
+    rows: list[dict] = field(default_factory=list)
+    envelope: list[tuple[str, str]] | None = None
+
+
+def _cert(lo: str, hi: str):
+    import mpmath
+
+    from accountant import Certified
+
+    return Certified.from_bounds(mpmath.mpf(lo), mpmath.mpf(hi))
+
+
+def release_profile(
+    allocation: Allocation | str,
+    patterns: Sequence[Pattern] | None = None,
+    eps: Sequence[str] | None = None,
+    *,
+    tol: float = 1e-35,
+    rtol: float = 1e-20,
+    tradeoff: bool = False,
+    tradeoff_n: int = 901,
+    tradeoff_tol: float = 1e-25,
+    limit_pairs: int | None = None,
+    only_pairs: Iterable[tuple[int, int]] | None = None,
+    workers: int | None = 1,
+    scheduler: Any = None,
+    cache_dir: str | os.PathLike = "runs/cache",
+    progress: bool = True,
+    note: str | None = None,
+    delta_zcdp: Sequence[str] | None = None,
+) -> ReleaseProfile:
+    """Profile a release: run every pair of its paths, then take the worst case.
+
+    Args:
+        allocation: an :class:`Allocation` or a built-in name.
+        patterns: path patterns; default :func:`release_patterns`.
+        eps: ε grid (decimal strings); default :func:`default_eps_grid` of the allocation's ρ.
+        tradeoff: also compute each pair's trade-off curve at ``tradeoff_n`` thresholds and
+            their lower convex envelope.
+        limit_pairs: only the first K pairs (quick runs; the worst case is then partial).
+        only_pairs: only these pairs.
+        workers, scheduler, cache_dir, progress: passed to :func:`optimizer.runner.run_jobs`.
+        note: text on the pattern source (default from :func:`release_patterns`).
+        delta_zcdp: the δ_zCDP each ε came from (reported beside it), if any.
+
+    Returns:
+        :class:`ReleaseProfile`; ``summary`` has ``n_pairs``, ``worst_pair``, ``worst_delta``,
+        ``worst_delta_error``, ``certain``, ``candidates``, ``main_pair_delta``,
+        ``zcdp_claim_delta``, ``note`` (first ε) and a ``grid`` list with the same per ε.
+    """
+    import mpmath
+
+    from accountant import zcdp
+
+    from .runner import run_jobs
+
+    name = allocation if isinstance(allocation, str) else allocation.name
+    alloc = load_builtin(allocation) if isinstance(allocation, str) else allocation
+    if patterns is None:
+        patterns, default_note = release_patterns(name, alloc)
+        note = note or default_note
+    note = note or "patterns given by the caller"
+    paths = paths_from_allocation(alloc, patterns)
+    rho_total = alloc.total_rho
+    if eps is None:
+        delta_zcdp = list(DEFAULT_DELTA_ZCDP)
+        eps = eps_from_delta_zcdp(rho_total, delta_zcdp)
+    eps = [str(e).strip() for e in eps]
+    if not eps:
+        raise ValueError("release_profile: empty ε grid")
+    specs = pair_specs(paths, eps, tol=tol, rtol=rtol, tradeoff_n=tradeoff_n if tradeoff else 0,
+                       tradeoff_tol=tradeoff_tol, only=only_pairs)
+    n_all = len(paths) * (len(paths) + 1) // 2
+    if limit_pairs is not None:
+        if limit_pairs < 1:
+            raise ValueError(f"limit_pairs must be >= 1, got {limit_pairs}")
+        specs = specs[:limit_pairs]
+    t0 = time.perf_counter()
+    raw = run_jobs(pair_job, specs, cache_dir, workers=workers, scheduler=scheduler, progress=progress)
+    seconds = time.perf_counter() - t0
+    results = {tuple(r["pair"]): r for r in raw}
+
+    with mpmath.workdps(60):
+        certs = {k: [_cert(lo, hi) for lo, hi in zip(r["delta_lower"], r["delta_upper"])] for k, r in results.items()}
+        wc = worst_case(certs)
+        main = results.get(tuple(MAIN_PAIR)) if len(paths) >= max(MAIN_PAIR) else None
+        grid = []
+        rows = []
+        for pos, e in enumerate(eps):
+            w = wc[pos]
+            item = {
+                "eps": e,
+                "worst_pair": list(w.argmax),
+                "worst_delta": results[w.argmax]["delta"][pos],
+                "worst_delta_lower": _outward(w.value.lower, -1),
+                "worst_delta_upper": _outward(w.value.upper, +1),
+                "worst_delta_error": mpmath.nstr(
+                    max(w.value.upper - mpmath.mpf(results[w.argmax]["delta"][pos]),
+                        mpmath.mpf(results[w.argmax]["delta"][pos]) - w.value.lower), 3),
+                "certain": bool(w.certain),
+                "candidates": [list(c) for c in w.candidates],
+                "main_pair_delta": main["delta"][pos] if main else None,
+                "zcdp_claim_delta": mpmath.nstr(zcdp.delta_bun_steinke(rho_total, e), RESULT_DIGITS),
+                "zcdp_claim_delta_cks": mpmath.nstr(zcdp.delta_cks(rho_total, e), RESULT_DIGITS),
+            }
+            if delta_zcdp is not None:
+                item["delta_zcdp"] = str(delta_zcdp[pos])
+            if main:
+                wv = mpmath.mpf(item["worst_delta"])
+                item["main_over_worst"] = mpmath.nstr(mpmath.mpf(main["delta"][pos]) / wv, 12) if wv else None
+            grid.append(item)
+        for k in sorted(results):
+            r = results[k]
+            for pos, e in enumerate(eps):
+                rows.append({"pair_i": k[0], "pair_j": k[1], "eps": e, "delta": r["delta"][pos],
+                             "delta_lower": r["delta_lower"][pos], "delta_upper": r["delta_upper"][pos]})
+        envelope = None
+        if tradeoff:
+            curves = []
+            for r in results.values():
+                t = r["tradeoff"]
+                pts = [(_frac_of(a), _frac_of(b)) for a, b in zip(t["alpha_lower"], t["beta_lower"])]
+                curves.append([(max(x, Fraction(0)), max(y, Fraction(0))) for x, y in pts] + [(Fraction(1), Fraction(0))])
+            env = lower_convex_envelope(curves)
+            envelope = [(_dec(x), _dec(y)) for x, y in env]
+
+    first = grid[0]
+    summary = {
+        "allocation": name,
+        "rho": _frac_str(rho_total),
+        "n_paths": len(paths),
+        "n_pairs": len(results),
+        "n_pairs_all": n_all,
+        "complete": len(results) == n_all,
+        "note": note,
+        "eps": first["eps"],
+        "worst_pair": first["worst_pair"],
+        "worst_delta": first["worst_delta"],
+        "worst_delta_lower": first["worst_delta_lower"],
+        "worst_delta_upper": first["worst_delta_upper"],
+        "worst_delta_error": first["worst_delta_error"],
+        "certain": first["certain"],
+        "candidates": first["candidates"],
+        "main_pair": list(MAIN_PAIR) if main else None,
+        "main_pair_delta": first["main_pair_delta"],
+        "zcdp_claim_delta": first["zcdp_claim_delta"],
+        "zcdp_claim_delta_cks": first["zcdp_claim_delta_cks"],
+        "seconds": round(seconds, 3),
+        "job_seconds_total": round(sum(float(r.get("seconds", 0)) for r in results.values()), 3),
+        "slowest_pairs": [[list(k), round(float(r["seconds"]), 3)] for k, r in
+                          sorted(results.items(), key=lambda kv: -float(kv[1].get("seconds", 0)))[:5]],
+        "tol": tol,
+        "tradeoff": bool(tradeoff),
+        "grid": grid,
+    }
+    if envelope is not None:
+        summary["tradeoff_envelope"] = {"n_points": len(envelope), "alpha": [a for a, _ in envelope],
+                                        "beta": [b for _, b in envelope],
+                                        "note": "lower convex envelope of the pairs' safe vertices "
+                                                "(α.lower, β.lower): never overclaims privacy"}
+    return ReleaseProfile(summary=summary, results=results, rows=rows, envelope=envelope)
+
+
+def _frac_of(s: str) -> Fraction:
+    from decimal import Decimal
+
+    return Fraction(Decimal(s))
+
+
+def _dec(x: Fraction) -> str:
+    import mpmath
+
+    with mpmath.workdps(40):
+        return mpmath.nstr(mpmath.mpf(x.numerator) / x.denominator, RESULT_DIGITS)
+
+
+# ====================================================================== output
+def _atomic_write_text(path: FsPath, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+CSV_COLUMNS = ("pair_i", "pair_j", "eps", "delta", "delta_lower", "delta_upper")
+
+
+def write_profile(profile: ReleaseProfile, out_dir: str | os.PathLike, stem: str = "profile") -> dict[str, FsPath]:
+    """Write ``<stem>_pairs.csv`` (tidy, one row per pair and ε), ``<stem>_worst.csv`` (per ε)
+    and ``<stem>.json`` (summary) atomically; returns their paths."""
+    out = FsPath(out_dir)
+    buf = io.StringIO()
+    w = csv.DictWriter(buf, fieldnames=CSV_COLUMNS, lineterminator="\n")
+    w.writeheader()
+    w.writerows(profile.rows)
+    paths = {"pairs_csv": out / f"{stem}_pairs.csv", "worst_csv": out / f"{stem}_worst.csv",
+             "json": out / f"{stem}.json"}
+    _atomic_write_text(paths["pairs_csv"], buf.getvalue())
+    buf = io.StringIO()
+    cols = ["eps", "delta_zcdp", "worst_pair", "worst_delta", "worst_delta_error", "certain", "n_candidates",
+            "main_pair_delta", "main_over_worst", "zcdp_claim_delta", "zcdp_claim_delta_cks"]
+    w = csv.DictWriter(buf, fieldnames=cols, lineterminator="\n", extrasaction="ignore")
+    w.writeheader()
+    for g in profile.summary["grid"]:
+        row = dict(g)
+        row["worst_pair"] = "-".join(map(str, g["worst_pair"]))
+        row["n_candidates"] = len(g["candidates"])
+        w.writerow(row)
+    _atomic_write_text(paths["worst_csv"], buf.getvalue())
+    _atomic_write_text(paths["json"], json.dumps(profile.summary, indent=1, ensure_ascii=False) + "\n")
+    return paths
