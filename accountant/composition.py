@@ -35,6 +35,7 @@ from .certified import Certified, down, exact_mpf, up
 from .lattice import Lattice
 from .mechanism import DiscreteGaussian
 from .quadrature import LatticeGroup, TailEngine, arb_to_certified, workprec
+from .split import SplitEngine, find_split
 
 __all__ = ["Composition", "EpsilonResult", "TradeoffCurve", "DEFAULT_TOL", "DEFAULT_RTOL"]
 
@@ -48,6 +49,18 @@ DEFAULT_TRADEOFF_TOL = 1e-25
 #: retries with tightened internal targets when a result misses its tolerance.
 MAX_REFINEMENTS = 3
 _EXACT_BITS = 256  # precision of the exact-input → ball conversions
+
+
+def make_engine(groups: tuple[LatticeGroup, ...]):
+    """The tail engine for a lattice sum: direct trapezoid, or an exact split (accountant.split)."""
+    split = find_split(groups)
+    if split is None:
+        return TailEngine(groups)
+    A, B, dA, dB = split
+    u_groups = tuple(LatticeGroup(g.sigma2, g.b // dA, g.mult) for g in A)
+    v_groups = tuple(LatticeGroup(g.sigma2, g.b // dB, g.mult) for g in B)
+    v_u = sum(Fraction(g.mult * g.b * g.b) * g.sigma2 for g in u_groups)
+    return SplitEngine(TailEngine(u_groups), make_engine(v_groups), dA, dB, v_u)
 
 
 def _parse_real(x, name: str) -> arb:
@@ -155,7 +168,7 @@ class Composition:
             raise ValueError("Composition: empty composition (no mechanisms)")
         self.groups: tuple[tuple[DiscreteGaussian, int], ...] = tuple(sorted(counts.items()))
         self.lattice = Lattice.from_weights([(m.loss_weight, m.shift, c) for m, c in self.groups])
-        self._engine = TailEngine(
+        self._engine = make_engine(
             tuple(LatticeGroup(m.sigma2, b, c) for (m, c), b in zip(self.groups, self.lattice.weights))
         )
 
