@@ -1,0 +1,911 @@
+"""Human-readable reports of one scenario: what was promised, what is really guaranteed, how much
+noise can go, where — with figures, tables and a provenance block.
+
+:func:`build_report` writes, into ``reports/<scenario>/`` (or any ``out_dir``):
+
+* ``report.html`` — self-contained (CSS inline, figures embedded as base64 PNG), for a
+  non-specialist reader;
+* ``report.md`` — the same content in Markdown (figures linked as the PNG files next to it);
+* ``fig_eps_delta.png``, ``fig_tradeoff.png``, ``fig_geolevel_drop.png``, ``fig_query_drop.png``
+  and ``fig_pairs_heatmap.png`` (when per-pair results exist) — matplotlib, Agg backend;
+* ``summary.csv``, ``per_geolevel.csv``, ``per_query.csv``, ``curves.csv``, ``tradeoff.csv``.
+
+Inputs are the scenario (:mod:`scenarios.loader`) and, optionally, an optimizer run directory
+(``optimize.json``, ``per_query.csv``, ``curves.csv``, ``tradeoff.csv``; ``*_pairs.csv`` from
+``census-plb pairs``).  Whatever the run directory lacks is replaced by the *accounting-only*
+view, computed here directly with the accountant: the zCDP claim against the exact certified
+curve of the proxy pair (the full spine with itself: every measurement twice — the pair
+[13, 13] of DHC persons) and the uniform rescale of all noise variances that keeps the exact δ
+of that pair at the claimed ε within the target δ.
+
+Deterministic: the same inputs give byte-identical files (no clocks; PNG metadata stripped;
+numbers printed with fixed significant digits).
+"""
+
+from __future__ import annotations
+
+import base64
+import csv
+import hashlib
+import html
+import io
+import json
+import math
+import platform
+import re
+import sys
+from dataclasses import dataclass, field
+from fractions import Fraction
+from pathlib import Path
+from typing import Any, Callable, Iterable, Sequence
+
+import mpmath
+
+__all__ = [
+    "Accounting",
+    "build_report",
+    "compare_scenarios",
+    "compute_accounting",
+    "write_comparison",
+]
+
+#: tolerances of the accountant calls made here (absolute / relative δ; ε bisection)
+DELTA_TOL, DELTA_RTOL, EPS_TOL = 1e-35, 1e-20, 1e-12
+#: resolution of the uniform variance multiplier search (σ² × k / UNIFORM_GRID)
+UNIFORM_GRID = 10**6
+N_CURVE = 46
+N_TRADEOFF = 201
+_ROOT = Path(__file__).resolve().parent.parent
+Progress = Callable[[str], None]
+
+
+def _quiet(_msg: str) -> None:
+    pass
+
+
+# ====================================================================== number formatting
+def _mpf(x) -> mpmath.mpf:
+    if isinstance(x, Fraction):
+        return mpmath.mpf(x.numerator) / x.denominator
+    if isinstance(x, str):
+        try:
+            return _mpf(Fraction(x))
+        except (ValueError, ZeroDivisionError):
+            return mpmath.mpf(x)
+    return mpmath.mpf(x)
+
+
+def fmt(x, n: int = 6) -> str:
+    """``x`` with ``n`` significant digits (deterministic); ``—`` for missing values."""
+    if x is None or x == "":
+        return "—"
+    if isinstance(x, bool):
+        return "yes" if x else "no"
+    try:
+        v = _mpf(x)
+    except (ValueError, TypeError):
+        return str(x)
+    if not mpmath.isfinite(v):
+        return str(x)
+    s = mpmath.nstr(v, n, min_fixed=-4, max_fixed=7, strip_zeros=True)
+    return s.replace("e-0", "e-").replace("e+0", "e+").replace("e+", "e")
+
+
+def _pct(x, n: int = 4) -> str:
+    if x is None or x == "":
+        return "—"
+    return f"{float(x):.{n}f} %" if n else f"{float(x):.0f} %"
+
+
+def _float(x) -> float | None:
+    if x is None or x == "":
+        return None
+    try:
+        return float(_mpf(x))
+    except (ValueError, TypeError):
+        return None
+
+
+# ====================================================================== accounting (direct)
+@dataclass
+class Accounting:
+    """Accounting-only results for a scenario (proxy pair, uniform rescale)."""
+
+    scenario: Any
+    allocation: Any
+    total_rho: Fraction
+    eps_claim: mpmath.mpf
+    delta_target: Fraction
+    delta_exact: Any  # Certified: exact δ of the proxy pair at eps_claim
+    eps_exact: Any  # EpsilonResult: exact ε of the proxy pair at delta_target
+    uniform_multiplier: Fraction  # σ² ← σ² × multiplier
+    uniform_delta: Any  # Certified δ at eps_claim after the rescale
+    curves: list[dict] = field(default_factory=list)
+    tradeoff: list[dict] = field(default_factory=list)
+
+    @property
+    def uniform_drop_percent(self) -> float:
+        return float((1 - self.uniform_multiplier) * 100)
+
+
+def _claim_eps(rho: Fraction, delta, conversion: str) -> mpmath.mpf:
+    from accountant import zcdp
+
+    f = zcdp.epsilon_cks if conversion == "cks" else zcdp.epsilon_bun_steinke
+    return f(rho, delta)
+
+
+def _claim_delta(rho: Fraction, eps, conversion: str) -> mpmath.mpf:
+    from accountant import zcdp
+
+    f = zcdp.delta_cks if conversion == "cks" else zcdp.delta_bun_steinke
+    return f(rho, eps)
+
+
+def proxy_pair(allocation, multiplier: Fraction = Fraction(1)):
+    """The full spine with itself: every measurement twice, σ² = multiplier/ρ."""
+    from accountant import Composition, DiscreteGaussian
+
+    mechs = [DiscreteGaussian(multiplier / r) for _, _, r in allocation.items()]
+    return Composition(mechs * 2)
+
+
+def _uniform_multiplier(allocation, eps, delta_target: Fraction, progress: Progress) -> tuple[Fraction, Any]:
+    """Smallest σ² multiplier k/UNIFORM_GRID whose certified δ(eps) upper bound ≤ target."""
+    tgt = _mpf(delta_target)
+
+    def ok(k: int):
+        d = proxy_pair(allocation, Fraction(k, UNIFORM_GRID)).delta(eps, tol=DELTA_TOL, rtol=DELTA_RTOL)
+        return d.upper <= tgt, d
+
+    hi = UNIFORM_GRID
+    good, d_hi = ok(hi)
+    while not good:  # the baseline already breaks the target: more noise is needed
+        hi *= 2
+        good, d_hi = ok(hi)
+    lo = 0
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        good, d = ok(mid)
+        if good:
+            hi, d_hi = mid, d
+        else:
+            lo = mid
+    progress(f"  uniform rescale: sigma^2 x {hi}/{UNIFORM_GRID}")
+    return Fraction(hi, UNIFORM_GRID), d_hi
+
+
+def eps_grid(eps_claim) -> list[str]:
+    """ε values of the curves: N_CURVE points over [0.5, 1.25] × the claimed ε (12 digits)."""
+    return [mpmath.nstr(_mpf(eps_claim) * (mpmath.mpf(1) / 2 + mpmath.mpf(3) * k / (4 * (N_CURVE - 1))), 12)
+            for k in range(N_CURVE)]
+
+
+def compute_accounting(scenario, *, curves: bool = True, progress: Progress = _quiet) -> Accounting:
+    """zCDP claim vs exact accounting of the proxy pair, and the uniform rescale, for a scenario."""
+    alloc = scenario.load_allocation()
+    rho = alloc.total_rho
+    delta = scenario.target_delta
+    progress(f"[{scenario.name}] accounting: total rho = {rho}, conversion {scenario.conversion}, delta {scenario.target_delta_text}")
+    eps_claim = _claim_eps(rho, delta, scenario.conversion)
+    base = proxy_pair(alloc)
+    d_exact = base.delta(eps_claim, tol=DELTA_TOL, rtol=DELTA_RTOL)
+    e_exact = base.epsilon(delta, tol=EPS_TOL)
+    progress(f"  claimed eps = {fmt(eps_claim, 10)}; exact delta there = {fmt(d_exact.value, 6)}; "
+             f"exact eps at delta = {fmt(e_exact.value, 10)}")
+    mult, d_uni = _uniform_multiplier(alloc, eps_claim, delta, progress)
+    acc = Accounting(scenario, alloc, rho, eps_claim, delta, d_exact, e_exact, mult, d_uni)
+    if curves:
+        progress("  exact (eps, delta) curves and trade-off curves")
+        grid = eps_grid(eps_claim)
+        uni = proxy_pair(alloc, mult)
+        db = base.delta_curve(grid, tol=DELTA_TOL, rtol=DELTA_RTOL)
+        du = uni.delta_curve(grid, tol=DELTA_TOL, rtol=DELTA_RTOL)
+        for e, b, u in zip(grid, db, du):
+            acc.curves.append({
+                "eps": e,
+                "zcdp_claim_delta": _claim_delta(rho, e, scenario.conversion),
+                "baseline_exact_delta": b.value,
+                "baseline_exact_delta_error": b.error,
+                "uniform_exact_delta": u.value,
+                "uniform_exact_delta_error": u.error,
+            })
+        tb = base.tradeoff_curve(n=N_TRADEOFF)
+        tu = uni.tradeoff_curve(n=N_TRADEOFF)
+        for ab, bb, au, bu in zip(tb.alpha, tb.beta, tu.alpha, tu.beta):
+            acc.tradeoff.append({"baseline_alpha": ab.value, "baseline_beta": bb.value,
+                                 "uniform_alpha": au.value, "uniform_beta": bu.value})
+    return acc
+
+
+# ====================================================================== run-directory inputs
+@dataclass
+class RunInputs:
+    """What an optimizer / pairs run directory provides (all optional)."""
+
+    directory: Path | None
+    optimize: dict | None = None
+    per_query: list[dict] | None = None
+    curves: list[dict] | None = None
+    tradeoff: list[dict] | None = None
+    pairs: list[dict] | None = None
+    pairs_file: str | None = None
+    hashes: dict[str, str] = field(default_factory=dict)
+
+
+def _read_csv(path: Path) -> list[dict]:
+    with open(path, encoding="utf-8", newline="") as fh:
+        return list(csv.DictReader(fh))
+
+
+def _sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def read_run(run_dir: str | Path | None) -> RunInputs:
+    """Read the optimizer's output files (contract: optimize.json, per_query.csv, curves.csv,
+    tradeoff.csv) and per-pair δ results (``*_pairs.csv``: pair_i, pair_j, eps, delta…)."""
+    if run_dir is None or not Path(run_dir).is_dir():
+        return RunInputs(None)
+    d = Path(run_dir)
+    run = RunInputs(d)
+    opt = d / "optimize.json"
+    if opt.is_file():
+        run.optimize = json.loads(opt.read_text(encoding="utf-8"))
+        run.hashes["optimize.json"] = _sha256(opt)
+    for name, attr in (("per_query.csv", "per_query"), ("curves.csv", "curves"), ("tradeoff.csv", "tradeoff")):
+        p = d / name
+        if p.is_file():
+            setattr(run, attr, _read_csv(p))
+            run.hashes[name] = _sha256(p)
+    for p in sorted(d.glob("*pairs.csv")) + sorted(d.glob("*/*pairs.csv")):
+        rows = _read_csv(p)
+        if rows and {"pair_i", "pair_j"} <= set(rows[0]) and any("delta" in k for k in rows[0]):
+            run.pairs, run.pairs_file = rows, str(p.relative_to(d))
+            run.hashes[run.pairs_file] = _sha256(p)
+            break
+    return run
+
+
+def _col(row: dict, *names: str):
+    """The first present, non-empty column among ``names`` (then any column containing them)."""
+    for n in names:
+        if row.get(n) not in (None, ""):
+            return row[n]
+    for n in names:
+        for k, v in row.items():
+            if n in k and v not in (None, ""):
+                return v
+    return None
+
+
+# ====================================================================== tables
+def per_query_table(acc: Accounting, run: RunInputs) -> list[dict]:
+    """One row per (geolevel, query): budgets, σ² (baseline, uniform, zCDP optimum, optimized), drops."""
+    opt_rows = {}
+    for r in run.per_query or []:
+        opt_rows[(r.get("geolevel"), r.get("query"))] = r
+    out = []
+    for g, q, rho in acc.allocation.items():
+        s2 = 1 / rho
+        r = opt_rows.get((g, q), {})
+        uni = _col(r, "uniform_sigma2")
+        uni_s2 = _mpf(uni) if uni is not None else _mpf(s2 * acc.uniform_multiplier)
+        zo = _col(r, "zcdp_optimum_sigma2")
+        op = _col(r, "optimized_sigma2")
+        base = _mpf(s2)
+
+        def drop(x):
+            return None if x is None else float((1 - _mpf(x) / base) * 100)
+
+        out.append({
+            "geolevel": g,
+            "query": q,
+            "baseline_rho": str(rho),
+            "baseline_sigma2": fmt(s2, 10),
+            "uniform_sigma2": fmt(uni_s2, 10),
+            "zcdp_optimum_sigma2": fmt(zo, 10) if zo is not None else "",
+            "optimized_sigma2": fmt(op, 10) if op is not None else "",
+            "drop_percent_uniform": f"{float((1 - uni_s2 / base) * 100):.4f}",
+            "drop_percent_zcdp_optimum": f"{drop(zo):.4f}" if zo is not None else "",
+            "drop_percent_optimized": f"{drop(op):.4f}" if op is not None else "",
+        })
+    return out
+
+
+def per_geolevel_table(acc: Accounting, pq: list[dict]) -> list[dict]:
+    """Per geolevel: total ρ, share, and the drop of the summed variance of its queries."""
+    out = []
+    totals = acc.allocation.geolevel_totals()
+    for g in acc.allocation.geolevels:
+        rows = [r for r in pq if r["geolevel"] == g]
+        base = sum(_mpf(r["baseline_sigma2"]) for r in rows)
+
+        def drop(col):
+            if any(r[col] == "" for r in rows):
+                return ""
+            return f"{float((1 - sum(_mpf(r[col]) for r in rows) / base) * 100):.4f}"
+
+        out.append({
+            "geolevel": g,
+            "n_queries": len(rows),
+            "rho": str(totals[g]),
+            "rho_share_percent": f"{float(totals[g] / acc.total_rho * 100):.4f}",
+            "weight": str(acc.scenario.geolevel_weight(g)),
+            "drop_percent_uniform": drop("uniform_sigma2"),
+            "drop_percent_zcdp_optimum": drop("zcdp_optimum_sigma2"),
+            "drop_percent_optimized": drop("optimized_sigma2"),
+        })
+    return out
+
+
+def curves_table(acc: Accounting, run: RunInputs) -> list[dict]:
+    rows = []
+    for c in acc.curves:
+        rows.append({k: (v if k == "eps" else fmt(v, 12)) for k, v in c.items()})
+    return rows
+
+
+def _optimized_curve(run: RunInputs) -> list[tuple[float, float]]:
+    pts = []
+    for r in run.curves or []:
+        e = _float(_col(r, "eps"))
+        d = _float(_col(r, "optimized_exact_delta", "optimized"))
+        if e is not None and d is not None and d > 0:
+            pts.append((e, d))
+    return pts
+
+
+def _optimized_tradeoff(run: RunInputs) -> list[tuple[float, float]]:
+    pts = []
+    for r in run.tradeoff or []:
+        a = _float(_col(r, "optimized_alpha"))
+        b = _float(_col(r, "optimized_beta"))
+        if a is not None and b is not None:
+            pts.append((a, b))
+    return pts
+
+
+def _pair_matrix(run: RunInputs, eps_claim) -> tuple[list[list[float]], str, int] | None:
+    """43×43 (or n×n) matrix of log10 δ at the grid ε closest to the claimed ε."""
+    if not run.pairs:
+        return None
+    by_eps: dict[str, list[dict]] = {}
+    for r in run.pairs:
+        by_eps.setdefault(r.get("eps", ""), []).append(r)
+    target = float(eps_claim)
+    key = min(by_eps, key=lambda e: (abs((_float(e) or 0.0) - target), e))
+    rows = by_eps[key]
+    n = max(max(int(r["pair_i"]), int(r["pair_j"])) for r in rows)
+    m = [[math.nan] * n for _ in range(n)]
+    for r in rows:
+        v = _float(_col(r, "delta_upper", "delta"))
+        if v is None or v <= 0:
+            continue
+        i, j = int(r["pair_i"]) - 1, int(r["pair_j"]) - 1
+        m[i][j] = m[j][i] = math.log10(v)
+    return m, key, len(rows)
+
+
+# ====================================================================== figures
+def _png(fig) -> bytes:
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=100, metadata={"Software": None})
+    return buf.getvalue()
+
+
+def _figure(w: float, h: float):
+    import matplotlib
+
+    matplotlib.use("Agg", force=False)
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(w, h), layout="constrained")
+    FigureCanvasAgg(fig)
+    return fig
+
+
+def make_figures(acc: Accounting, run: RunInputs, pq: list[dict], pg: list[dict]) -> dict[str, bytes]:
+    figs: dict[str, bytes] = {}
+    sc = acc.scenario
+    conv = "Bun–Steinke" if sc.conversion == "bun-steinke" else "Canonne–Kamath–Steinke"
+    # ε–δ curves
+    if acc.curves:
+        fig = _figure(8, 5)
+        ax = fig.add_subplot()
+        e = [float(c["eps"]) for c in acc.curves]
+        ax.semilogy(e, [float(c["zcdp_claim_delta"]) for c in acc.curves], "--", color="tab:gray",
+                    label=f"zCDP claim ({conv})")
+        ax.semilogy(e, [float(c["baseline_exact_delta"]) for c in acc.curves], color="tab:blue",
+                    label="exact, published noise (proxy pair)")
+        ax.semilogy(e, [float(c["uniform_exact_delta"]) for c in acc.curves], color="tab:orange",
+                    label="exact, uniformly reduced noise (proxy pair)")
+        opt = _optimized_curve(run)
+        if opt:
+            ax.semilogy([p[0] for p in opt], [p[1] for p in opt], color="tab:green",
+                        label="exact, optimized noise (worst pair)")
+        ax.axhline(float(acc.delta_target), color="k", lw=0.8, ls=":")
+        ax.axvline(float(acc.eps_claim), color="k", lw=0.8, ls=":")
+        ax.annotate(f"promise: ε = {fmt(acc.eps_claim, 5)}, δ = {sc.target_delta_text}",
+                    (float(acc.eps_claim), float(acc.delta_target)), xytext=(8, 8),
+                    textcoords="offset points", fontsize=9)
+        ax.set_xlabel("ε")
+        ax.set_ylabel("δ (log scale)")
+        ax.set_title(f"{sc.name}: privacy curve — zCDP claim vs exact")
+        ax.grid(True, which="major", alpha=0.3)
+        ax.legend(fontsize=9)
+        figs["fig_eps_delta.png"] = _png(fig)
+    # trade-off
+    if acc.tradeoff:
+        fig = _figure(6.5, 5.5)
+        ax = fig.add_subplot()
+        floor = 1e-300
+
+        def pts(ka, kb):
+            xs = [max(float(t[ka]), floor) for t in acc.tradeoff]
+            ys = [max(float(t[kb]), floor) for t in acc.tradeoff]
+            return xs, ys
+
+        ax.loglog(*pts("baseline_alpha", "baseline_beta"), color="tab:blue", label="exact, published noise")
+        ax.loglog(*pts("uniform_alpha", "uniform_beta"), color="tab:orange", label="exact, uniformly reduced noise")
+        opt = [(a, b) for a, b in _optimized_tradeoff(run) if a > 0 and b > 0]
+        if opt:
+            ax.loglog([p[0] for p in opt], [p[1] for p in opt], color="tab:green", label="exact, optimized noise")
+        lo = min(min(float(t["baseline_alpha"]) for t in acc.tradeoff if float(t["baseline_alpha"]) > 0), 1e-3)
+        ax.set_xlim(max(lo, 1e-40), 1.5)
+        ax.set_ylim(max(lo, 1e-40), 1.5)
+        ax.set_xlabel("α: chance of wrongly accusing (type I error)")
+        ax.set_ylabel("β: chance of missing (type II error)")
+        ax.set_title(f"{sc.name}: hypothesis-testing trade-off (higher = more private)")
+        ax.grid(True, which="major", alpha=0.3)
+        ax.legend(fontsize=9)
+        figs["fig_tradeoff.png"] = _png(fig)
+    # per-geolevel bars
+    series = [("drop_percent_uniform", "uniform", "tab:orange"),
+              ("drop_percent_zcdp_optimum", "zCDP-optimum shape", "tab:purple"),
+              ("drop_percent_optimized", "optimized", "tab:green")]
+    fig = _figure(8, 4.5)
+    ax = fig.add_subplot()
+    present = [s for s in series if any(r[s[0]] != "" for r in pg)]
+    width = 0.8 / max(len(present), 1)
+    for k, (col, label, color) in enumerate(present):
+        xs = [i + (k - (len(present) - 1) / 2) * width for i in range(len(pg))]
+        ax.bar(xs, [float(r[col]) if r[col] != "" else 0.0 for r in pg], width, label=label, color=color)
+    ax.set_xticks(range(len(pg)), [r["geolevel"] for r in pg], rotation=30, ha="right")
+    ax.set_ylabel("variance drop (%)")
+    ax.set_title(f"{sc.name}: noise variance removed per geolevel")
+    ax.axhline(0, color="k", lw=0.6)
+    ax.grid(True, axis="y", alpha=0.3)
+    ax.legend(fontsize=9)
+    figs["fig_geolevel_drop.png"] = _png(fig)
+    # per-query bars
+    fig = _figure(8, max(3.0, 0.17 * len(pq) + 1.2))
+    ax = fig.add_subplot()
+    present = [s for s in series if any(r[s[0]] != "" for r in pq)]
+    height = 0.8 / max(len(present), 1)
+    labels = [f"{r['geolevel']}: {r['query']}" for r in pq]
+    for k, (col, label, color) in enumerate(present):
+        ys = [i + (k - (len(present) - 1) / 2) * height for i in range(len(pq))]
+        ax.barh(ys, [float(r[col]) if r[col] != "" else 0.0 for r in pq], height, label=label, color=color)
+    ax.set_yticks(range(len(pq)), labels, fontsize=6)
+    ax.invert_yaxis()
+    ax.set_xlabel("variance drop (%)")
+    ax.set_title(f"{sc.name}: noise variance removed per query")
+    ax.axvline(0, color="k", lw=0.6)
+    ax.grid(True, axis="x", alpha=0.3)
+    ax.legend(fontsize=8, loc="lower right")
+    figs["fig_query_drop.png"] = _png(fig)
+    # worst-pair heat map
+    pm = _pair_matrix(run, acc.eps_claim)
+    if pm is not None:
+        m, key, npairs = pm
+        import numpy as np
+
+        fig = _figure(7, 6)
+        ax = fig.add_subplot()
+        arr = np.ma.masked_invalid(np.array(m, dtype=float))
+        im = ax.imshow(arr, cmap="viridis", origin="upper", interpolation="nearest",
+                       extent=(0.5, len(m) + 0.5, len(m) + 0.5, 0.5))
+        fig.colorbar(im, ax=ax, label="log10 δ")
+        ax.set_xlabel("path j")
+        ax.set_ylabel("path i")
+        ax.set_title(f"{sc.name}: δ of every pair [M_i, M_j] at ε = {fmt(key, 8)} ({npairs} pairs)")
+        figs["fig_pairs_heatmap.png"] = _png(fig)
+    return figs
+
+
+# ====================================================================== provenance
+def _versions() -> dict[str, str]:
+    from importlib import metadata
+
+    out = {"python": platform.python_version()}
+    for pkg in ("census-plb", "numpy", "mpmath", "python-flint", "matplotlib"):
+        try:
+            out[pkg] = metadata.version(pkg)
+        except metadata.PackageNotFoundError:
+            out[pkg] = "not installed"
+    return out
+
+
+def _code_hash() -> str:
+    """sha256 over the accountant sources and this module (what computed the numbers)."""
+    h = hashlib.sha256()
+    files = sorted((_ROOT / "accountant").glob("*.py")) + [Path(__file__).resolve()]
+    for p in files:
+        h.update(p.name.encode() + b"\0" + p.read_bytes())
+    return h.hexdigest()
+
+
+def _allocation_file(name: str) -> Path | None:
+    from optimizer import allocation as am
+
+    entry = getattr(am, "_BUILTINS", {}).get(name)
+    if entry:
+        return Path(am.__file__).resolve().parent / "data" / "census2020" / entry[0]
+    p = Path(name)
+    return p if p.is_file() else None
+
+
+def provenance(acc: Accounting, run: RunInputs) -> list[tuple[str, str]]:
+    sc = acc.scenario
+    rows: list[tuple[str, str]] = []
+    src = Path(sc.source)
+    rows.append(("scenario file", f"scenarios/{src.name} (sha256 {sc.sha256})"))
+    af = _allocation_file(sc.allocation)
+    if af is not None:
+        rows.append(("allocation", f"{sc.allocation}: {af.name} (sha256 {_sha256(af)})"))
+    for name, h in sorted(run.hashes.items()):
+        rows.append((f"run input {name}", f"sha256 {h}"))
+    if run.directory is None or run.optimize is None:
+        rows.append(("mode", "accounting-only (no optimizer output): proxy pair and uniform rescale computed here"))
+    o = run.optimize or {}
+    for key in ("seed", "commit", "config hash", "config_hash", "seconds", "tolerances", "versions",
+                "worst_pair", "worst_pair_delta", "target_epsilon", "target_delta"):
+        if key in o:
+            v = o[key]
+            rows.append((f"optimizer {key}", v if isinstance(v, str) else json.dumps(v, sort_keys=True)))
+    if "seed" not in o:
+        rows.append(("scenario seed / trials", f"{sc.seed} / {sc.trials}"))
+    rows.append(("accountant tolerances (this report)",
+                 f"delta: abs {DELTA_TOL:g}, rel {DELTA_RTOL:g}; epsilon bisection {EPS_TOL:g}; "
+                 f"uniform multiplier grid 1/{UNIFORM_GRID}"))
+    rows.append(("code hash (accountant + report)", _code_hash()))
+    rows.append(("versions (this report)", ", ".join(f"{k} {v}" for k, v in _versions().items())))
+    return rows
+
+
+# ====================================================================== the document
+def _summary(acc: Accounting, run: RunInputs) -> dict[str, Any]:
+    o = run.optimize or {}
+    conv = "Bun–Steinke" if acc.scenario.conversion == "bun-steinke" else "Canonne–Kamath–Steinke"
+    eps_err = acc.eps_exact.value - acc.eps_exact.lower
+    return {
+        "scenario": acc.scenario.name,
+        "description": acc.scenario.description,
+        "allocation": acc.scenario.allocation,
+        "conversion": acc.scenario.conversion,
+        "conversion_label": conv,
+        "total_rho": str(acc.total_rho),
+        "total_rho_decimal": fmt(acc.total_rho, 10),
+        "target_delta": acc.scenario.target_delta_text,
+        "claimed_epsilon": fmt(acc.eps_claim, 12),
+        "exact_delta_at_claimed_epsilon": fmt(acc.delta_exact.value, 12),
+        "exact_delta_error": fmt(acc.delta_exact.error, 3),
+        "exact_delta_over_target": fmt(acc.delta_exact.value / _mpf(acc.delta_target), 6),
+        "exact_epsilon_at_target_delta": fmt(acc.eps_exact.value, 12),
+        "exact_epsilon_lower": fmt(acc.eps_exact.lower, 12),
+        "exact_epsilon_error": fmt(eps_err, 3),
+        "uniform_sigma2_multiplier": str(acc.uniform_multiplier),
+        "uniform_variance_drop_percent_proxy": f"{acc.uniform_drop_percent:.4f}",
+        "uniform_exact_delta_at_claimed_epsilon": fmt(acc.uniform_delta.value, 12),
+        "uniform_variance_drop_percent": _opt_pct(o.get("uniform_variance_drop_percent")),
+        "zcdp_optimum_variance_drop_percent": _opt_pct(o.get("zcdp_optimum_variance_drop_percent")),
+        "optimized_variance_drop_percent": _opt_pct(o.get("optimized_variance_drop_percent")),
+        "confirmed": "" if "confirmed" not in o else ("yes" if o.get("confirmed") else "no"),
+        "worst_pair": "" if o.get("worst_pair") is None else _pair_str(o.get("worst_pair")),
+        "worst_pair_delta": "" if o.get("worst_pair_delta") is None else fmt(o.get("worst_pair_delta"), 12),
+        "mode": "optimized" if run.optimize is not None else "accounting-only",
+    }
+
+
+def _opt_pct(v) -> str:
+    f = _float(v)
+    return "" if f is None else f"{f:.4f}"
+
+
+def _pair_str(p) -> str:
+    if isinstance(p, (list, tuple)):
+        return "[" + ", ".join(str(x) for x in p) + "]"
+    return str(p)
+
+
+def _sections(acc: Accounting, run: RunInputs, s: dict, pq, pg) -> list[dict]:
+    """The report's sections as neutral blocks (rendered to HTML and Markdown)."""
+    sc = acc.scenario
+    secs = []
+    overshoot = float(acc.delta_exact.value / _mpf(acc.delta_target))
+    secs.append({
+        "id": "summary", "title": "In short",
+        "paras": [
+            f"The Census Bureau describes the privacy of {sc.allocation} with a single number ρ = {s['total_rho']} "
+            f"(zero-concentrated differential privacy). Turned into the usual (ε, δ) language with the "
+            f"{s['conversion_label']} formula, this promises ε = {s['claimed_epsilon']} at δ = {s['target_delta']}.",
+            f"The exact calculation shows the promise is kept with room to spare: at that ε the real δ is "
+            f"{s['exact_delta_at_claimed_epsilon']}, about {fmt(overshoot, 3)} times the promised δ. "
+            + (f"So the noise variance could be cut by {s['optimized_variance_drop_percent']} % (optimized) "
+               f"while still keeping the same promise." if s["optimized_variance_drop_percent"] else
+               f"Scaling all noise down by the same factor, {s['uniform_variance_drop_percent_proxy']} % of the "
+               f"noise variance could go while keeping the same promise (for the representative pair of records)."),
+        ],
+    })
+    secs.append({
+        "id": "promised", "title": "1. What was promised",
+        "paras": [
+            "Differential privacy bounds how much any one person's record can change what is published. "
+            "ε measures the strength of that bound (smaller is more private) and δ is the small probability "
+            "with which the bound may fail.",
+        ],
+        "table": (["quantity", "value"], [
+            ["total zCDP budget ρ", f"{s['total_rho']} (= {s['total_rho_decimal']})"],
+            ["conversion used for the promise", s["conversion_label"]],
+            ["promised δ", s["target_delta"]],
+            ["promised ε (zCDP claim)", s["claimed_epsilon"]],
+        ]),
+    })
+    secs.append({
+        "id": "guaranteed", "title": "2. What is really guaranteed",
+        "paras": [
+            "The zCDP conversion is a convenient upper bound. The exact privacy curve of the discrete Gaussian "
+            "noise actually used can be computed with certified error bounds (every digit shown is guaranteed "
+            "by interval arithmetic). It is computed here for the proxy pair: two records that each pass "
+            "through every measured geolevel (the full spine with itself, every measurement twice).",
+        ],
+        "table": (["quantity", "value", "certified error"], [
+            ["exact δ at the promised ε", s["exact_delta_at_claimed_epsilon"], f"± {s['exact_delta_error']}"],
+            ["exact δ ÷ promised δ", s["exact_delta_over_target"], ""],
+            ["exact ε at the promised δ (safe side)", s["exact_epsilon_at_target_delta"],
+             f"true value in ({s['exact_epsilon_lower']}, {s['exact_epsilon_at_target_delta']}]"],
+        ]),
+        "figures": [("fig_eps_delta.png", "Privacy curves: the zCDP claim (dashed) lies far above the exact curve; "
+                     "the dotted lines mark the promise.")],
+    })
+    noise_rows = [
+        ["uniform rescale, proxy pair (this report)", _pct(s["uniform_variance_drop_percent_proxy"]),
+         f"σ² × {s['uniform_sigma2_multiplier']}; exact δ at promised ε then {s['uniform_exact_delta_at_claimed_epsilon']}"],
+        ["uniform rescale (optimizer, all pairs)", _pct(s["uniform_variance_drop_percent"] or None), ""],
+        ["zCDP-optimum shape (optimizer)", _pct(s["zcdp_optimum_variance_drop_percent"] or None), ""],
+        ["optimized (optimizer)", _pct(s["optimized_variance_drop_percent"] or None), ""],
+    ]
+    if s["confirmed"]:
+        conf = ("Confirmed: the optimized noise keeps the promise for every one of the neighbouring pairs "
+                f"(946 for DHC persons); worst pair {s['worst_pair'] or '—'} with δ = {s['worst_pair_delta'] or '—'}."
+                if s["confirmed"] == "yes" else
+                "NOT confirmed: the certified check over all neighbouring pairs failed; do not use the optimized "
+                f"allocation (worst pair {s['worst_pair'] or '—'}, δ = {s['worst_pair_delta'] or '—'}).")
+    else:
+        conf = ("No optimizer output was available, so this report is accounting-only: the variance drop shown is "
+                "the uniform rescale for the proxy pair, not confirmed over all 946 pairs.")
+    secs.append({
+        "id": "noise", "title": "3. How much noise can go",
+        "paras": [
+            "If the exact guarantee is better than promised, less noise suffices for the same promise. "
+            "The variance drop is the share of the noise variance that can be removed while the exact δ at the "
+            "promised ε stays within the promised δ.",
+            conf,
+        ],
+        "table": (["noise allocation", "variance drop", "note"], noise_rows),
+        "figures": [("fig_tradeoff.png", "Trade-off curves: an attacker testing whether a person is in the data "
+                     "cannot get both error rates below the curve.")],
+    })
+    pg_rows = [[r["geolevel"], str(r["n_queries"]), fmt(r["rho"], 6), _pct(r["rho_share_percent"], 2), r["weight"],
+                _pct(r["drop_percent_uniform"] or None, 2), _pct(r["drop_percent_zcdp_optimum"] or None, 2),
+                _pct(r["drop_percent_optimized"] or None, 2)] for r in pg]
+    pq_rows = [[r["geolevel"], r["query"], fmt(r["baseline_rho"], 6), fmt(r["baseline_sigma2"], 6),
+                _pct(r["drop_percent_uniform"] or None, 2), _pct(r["drop_percent_zcdp_optimum"] or None, 2),
+                _pct(r["drop_percent_optimized"] or None, 2)] for r in pq]
+    where_figs = [("fig_geolevel_drop.png", "Variance removed per geolevel (summed over its queries)."),
+                  ("fig_query_drop.png", "Variance removed per query.")]
+    paras = ["Where the noise reduction lands: per geolevel (the summed noise variance of its queries) and per query."]
+    if run.pairs:
+        where_figs.append(("fig_pairs_heatmap.png", "δ of every pair of spine paths at the ε closest to the promise "
+                           f"(from {run.pairs_file})."))
+    else:
+        paras.append("No per-pair results were available, so no worst-pair heat map is shown.")
+    secs.append({
+        "id": "where", "title": "4. Where",
+        "paras": paras,
+        "table": (["geolevel", "queries", "ρ", "share of ρ", "weight", "drop (uniform)", "drop (zCDP-opt.)",
+                   "drop (optimized)"], pg_rows),
+        "table2": (["geolevel", "query", "ρ", "σ² (published)", "drop (uniform)", "drop (zCDP-opt.)",
+                    "drop (optimized)"], pq_rows),
+        "figures": where_figs,
+    })
+    secs.append({
+        "id": "provenance", "title": "5. Method & provenance",
+        "paras": [
+            "Exact accounting: certified lattice quadrature of the privacy-loss distribution of the composed "
+            "discrete Gaussians (Su, Su & Wang, arXiv 2606.29835), implemented in the census-plb accountant with "
+            "outward-rounded interval arithmetic. Per-query noise σ² = 1/ρ (Census convention).",
+        ],
+        "table": (["item", "value"], [[k, v] for k, v in provenance(acc, run)]),
+    })
+    return secs
+
+
+_CSS = """
+body{font-family:-apple-system,Segoe UI,Helvetica,Arial,sans-serif;max-width:980px;margin:2em auto;padding:0 1em;
+color:#222;line-height:1.5}
+h1{font-size:1.7em;border-bottom:2px solid #333}h2{margin-top:2em;border-bottom:1px solid #bbb}
+table{border-collapse:collapse;margin:1em 0;font-size:.92em}th,td{border:1px solid #ccc;padding:.3em .6em;
+text-align:left;vertical-align:top}th{background:#f0f0f0}td{word-break:break-word}
+figure{margin:1.2em 0}figure img{max-width:100%;border:1px solid #ddd}figcaption{font-size:.9em;color:#555}
+.lead{font-size:1.05em;background:#f6f8fa;padding:.8em 1em;border-left:4px solid #2a7ae2}
+details{margin:1em 0}
+""".strip()
+
+
+def render_html(title: str, secs: list[dict], figs: dict[str, bytes]) -> str:
+    e = html.escape
+    out = ["<!DOCTYPE html>", '<html lang="en">', "<head>", '<meta charset="utf-8">',
+           f"<title>{e(title)}</title>", f"<style>{_CSS}</style>", "</head>", "<body>", f"<h1>{e(title)}</h1>"]
+
+    def table(spec):
+        head, rows = spec
+        t = ["<table>", "<tr>" + "".join(f"<th>{e(h)}</th>" for h in head) + "</tr>"]
+        t += ["<tr>" + "".join(f"<td>{e(str(c))}</td>" for c in r) + "</tr>" for r in rows]
+        t.append("</table>")
+        return "\n".join(t)
+
+    for s in secs:
+        out.append(f'<section id="{e(s["id"])}">')
+        out.append(f"<h2>{e(s['title'])}</h2>")
+        for i, p in enumerate(s.get("paras", [])):
+            cls = ' class="lead"' if s["id"] == "summary" else ""
+            out.append(f"<p{cls}>{e(p)}</p>")
+        if "table" in s:
+            out.append(table(s["table"]))
+        for name, cap in s.get("figures", []):
+            if name in figs:
+                b64 = base64.b64encode(figs[name]).decode("ascii")
+                out.append(f'<figure><img alt="{e(cap)}" src="data:image/png;base64,{b64}">'
+                           f"<figcaption>{e(cap)}</figcaption></figure>")
+        if "table2" in s:
+            out.append("<details open><summary>Per query</summary>")
+            out.append(table(s["table2"]))
+            out.append("</details>")
+        out.append("</section>")
+    out += ["</body>", "</html>", ""]
+    return "\n".join(out)
+
+
+def render_markdown(title: str, secs: list[dict], figs: dict[str, bytes]) -> str:
+    def cell(c):
+        return str(c).replace("|", "\\|").replace("\n", " ")
+
+    def table(spec):
+        head, rows = spec
+        t = ["| " + " | ".join(cell(h) for h in head) + " |", "|" + "---|" * len(head)]
+        t += ["| " + " | ".join(cell(c) for c in r) + " |" for r in rows]
+        return "\n".join(t)
+
+    out = [f"# {title}", ""]
+    for s in secs:
+        out += [f"## {s['title']}", ""]
+        for p in s.get("paras", []):
+            out += [p, ""]
+        if "table" in s:
+            out += [table(s["table"]), ""]
+        for name, cap in s.get("figures", []):
+            if name in figs:
+                out += [f"![{cap}]({name})", ""]
+        if "table2" in s:
+            out += ["Per query:", "", table(s["table2"]), ""]
+    return "\n".join(out).rstrip("\n") + "\n"
+
+
+def _write_csv(path: Path, rows: list[dict], columns: Sequence[str] | None = None) -> None:
+    buf = io.StringIO()
+    cols = list(columns or (rows[0].keys() if rows else []))
+    w = csv.DictWriter(buf, fieldnames=cols, lineterminator="\n", extrasaction="ignore")
+    w.writeheader()
+    for r in rows:
+        w.writerow({k: (v if isinstance(v, str) else fmt(v, 12)) for k, v in r.items()})
+    path.write_text(buf.getvalue(), encoding="utf-8", newline="")
+
+
+def build_report(scenario, run_dir: str | Path | None = None, out_dir: str | Path | None = None, *,
+                 accounting: Accounting | None = None, progress: Progress = _quiet) -> dict[str, Path]:
+    """Write the report of ``scenario`` (a name, path or :class:`scenarios.loader.Scenario`).
+
+    Args:
+        scenario: the scenario.
+        run_dir: optimizer output directory (default ``runs/<scenario>``); may be missing, then the
+            report is accounting-only.
+        out_dir: the folder to write (default ``reports/<scenario>``).
+        accounting: precomputed :func:`compute_accounting` result (else computed).
+        progress: callback for one-line progress messages.
+
+    Returns:
+        ``{file name: path}`` of everything written.
+    """
+    from scenarios.loader import Scenario, load_scenario
+
+    sc = scenario if isinstance(scenario, Scenario) else load_scenario(scenario)
+    run_dir = Path(run_dir) if run_dir is not None else Path("runs") / sc.name
+    out = Path(out_dir) if out_dir is not None else Path("reports") / sc.name
+    run = read_run(run_dir)
+    acc = accounting if accounting is not None else compute_accounting(sc, progress=progress)
+    progress(f"[{sc.name}] writing report to {out}/"
+             + (" (with optimizer output)" if run.optimize is not None else " (accounting-only)"))
+    pq = per_query_table(acc, run)
+    pg = per_geolevel_table(acc, pq)
+    figs = make_figures(acc, run, pq, pg)
+    s = _summary(acc, run)
+    secs = _sections(acc, run, s, pq, pg)
+    title = f"Privacy-loss budget report: {sc.name}"
+    out.mkdir(parents=True, exist_ok=True)
+    written: dict[str, Path] = {}
+    for name, data in sorted(figs.items()):
+        (out / name).write_bytes(data)
+        written[name] = out / name
+    stale = out / "fig_pairs_heatmap.png"
+    if "fig_pairs_heatmap.png" not in figs and stale.exists():
+        stale.unlink()
+    (out / "report.html").write_text(render_html(title, secs, figs), encoding="utf-8", newline="")
+    (out / "report.md").write_text(render_markdown(title, secs, figs), encoding="utf-8", newline="")
+    written["report.html"], written["report.md"] = out / "report.html", out / "report.md"
+    _write_csv(out / "summary.csv", [{"key": k, "value": str(v)} for k, v in s.items()], ["key", "value"])
+    _write_csv(out / "per_query.csv", pq)
+    _write_csv(out / "per_geolevel.csv", pg)
+    _write_csv(out / "curves.csv", curves_table(acc, run))
+    _write_csv(out / "tradeoff.csv", [{k: fmt(v, 12) for k, v in t.items()} for t in acc.tradeoff])
+    for name in ("summary.csv", "per_query.csv", "per_geolevel.csv", "curves.csv", "tradeoff.csv"):
+        written[name] = out / name
+    return written
+
+
+# ====================================================================== scenario comparison
+COMPARISON_COLUMNS = (
+    "scenario", "allocation", "conversion", "total_rho", "total_rho_decimal", "target_delta", "claimed_epsilon",
+    "exact_epsilon_at_target_delta", "exact_delta_at_claimed_epsilon", "exact_delta_error",
+    "uniform_variance_drop_percent_proxy", "optimized_variance_drop_percent", "confirmed",
+)
+
+
+def compare_scenarios(names: Iterable[str] | None = None, runs_root: str | Path = "runs", *,
+                      progress: Progress = _quiet) -> list[dict]:
+    """One row per scenario: total ρ, claimed ε, δ target, exact ε at δ and δ at ε (proxy pair),
+    uniform variance drop, optimized drop (when ``<runs_root>/<scenario>/optimize.json`` exists)."""
+    from scenarios.loader import list_scenarios, load_scenario
+
+    rows = []
+    for name in (list(names) if names is not None else list_scenarios()):
+        sc = load_scenario(name)
+        acc = compute_accounting(sc, curves=False, progress=progress)
+        run = read_run(Path(runs_root) / sc.name)
+        s = _summary(acc, run)
+        rows.append({k: s.get(k, "") for k in COMPARISON_COLUMNS})
+    return rows
+
+
+def write_comparison(rows: list[dict], out_dir: str | Path = "reports") -> tuple[Path, Path]:
+    """Write ``scenario_comparison.csv`` and ``.md`` into ``out_dir``."""
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    csv_path, md_path = out / "scenario_comparison.csv", out / "scenario_comparison.md"
+    _write_csv(csv_path, rows, COMPARISON_COLUMNS)
+    head = ["scenario", "total ρ", "conversion", "δ target", "claimed ε (zCDP)", "exact ε at δ",
+            "exact δ at claimed ε", "uniform drop (proxy pair)", "optimized drop", "confirmed"]
+    lines = ["# Scenario comparison: zCDP claim vs exact accounting", "",
+             "Exact values are certified, for the proxy pair (full spine with itself). "
+             "Optimized drop: from runs/<scenario>/optimize.json when present.", "",
+             "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for r in rows:
+        lines.append("| " + " | ".join([
+            r["scenario"], r["total_rho_decimal"], r["conversion"], r["target_delta"], fmt(r["claimed_epsilon"], 8),
+            fmt(r["exact_epsilon_at_target_delta"], 8), f"{fmt(r['exact_delta_at_claimed_epsilon'], 6)}",
+            _pct(r["uniform_variance_drop_percent_proxy"] or None, 2), _pct(r["optimized_variance_drop_percent"] or None, 2),
+            r["confirmed"] or "—"]) + " |")
+    md_path.write_text("\n".join(lines) + "\n", encoding="utf-8", newline="")
+    return csv_path, md_path
