@@ -1,0 +1,129 @@
+"""Whole-release profile: certified δ(ε) of every neighbouring pair of spine paths, worst case.
+
+Runs one job per pair of the release's path patterns (cached, resumable, parallel), then
+reports the maximum δ over pairs at each ε, the pair attaining it (``certain`` when no other
+pair's interval overlaps it), the main pair [13, 13] and the zCDP claim beside it.  The
+default ε grid is the paper's: ε_BS(δ_z) = ρ + 2√(ρ ln(1/δ_z)) for its 42 δ_z values.
+
+Path patterns: DHC persons use the 43 published patterns; other DHC runs use the same
+patterns (their own are not published); PL94 runs use every pattern the bypass rule allows
+(a conservative superset).  The output's ``note`` says which.
+
+examples:
+  census-plb pairs --allocation dhc-persons --eps 26.340588852722324353781974500154992685 --json
+  census-plb pairs --allocation dhc-persons --deltas 1e-10,1e-5 --limit-pairs 20
+  census-plb pairs --allocation pl94-units --workers 2 --out reports/pl94-units-pairs
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+from pathlib import Path
+
+HELP = "whole-release profile: max certified δ(ε) over all pairs of spine paths"
+
+
+def configure(p) -> None:
+    p.add_argument("--allocation", required=True, metavar="NAME|FILE",
+                   help="built-in allocation name (e.g. dhc-persons) or a CSV/TOML allocation file")
+    p.add_argument("--eps", default="", help="comma-separated ε values (decimal strings are exact)")
+    p.add_argument("--deltas", default="",
+                   help="comma-separated δ_zCDP values, turned into ε = ρ + 2√(ρ ln(1/δ)) (Bun–Steinke, "
+                        "as in the paper); default grid: the paper's 42 values")
+    p.add_argument("--tradeoff", action=argparse.BooleanOptionalAction, default=False,
+                   help="also compute each pair's trade-off curve and the lower convex envelope")
+    p.add_argument("--tradeoff-points", type=int, default=901, help="trade-off thresholds per pair (default 901)")
+    p.add_argument("--tol", type=float, default=1e-35, help="absolute δ tolerance (default 1e-35)")
+    p.add_argument("--workers", type=int, default=1, help="local worker processes (default 1)")
+    p.add_argument("--scheduler", default=None, metavar="ADDRESS", help="Dask scheduler address (optional extra)")
+    p.add_argument("--cache", default=None, metavar="DIR",
+                   help="job cache directory (default runs/pairs-cache/<allocation>)")
+    p.add_argument("--out", default=None, metavar="DIR", help="write <allocation>_pairs.csv, _worst.csv and .json here")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.add_argument("--limit-pairs", type=int, default=None, metavar="K", help="only the first K pairs (quick runs)")
+    p.add_argument("--pair", action="append", default=[], metavar="I,J", help="only this pair (repeatable)")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+
+
+def _split(text: str) -> list[str]:
+    return [t.strip() for t in text.split(",") if t.strip()]
+
+
+def _load(spec: str):
+    from optimizer.allocation import BUILTIN_NAMES, Allocation, load_builtin
+
+    if spec in BUILTIN_NAMES:
+        return spec, load_builtin(spec)
+    path = Path(spec)
+    if path.suffix.lower() in (".csv", ".toml") and path.is_file():
+        alloc = Allocation.from_toml(path) if path.suffix.lower() == ".toml" else Allocation.from_csv(path)
+        return path.stem, alloc
+    if path.suffix.lower() in (".csv", ".toml"):
+        raise FileNotFoundError(f"--allocation: no such file {spec!r}")
+    raise ValueError(f"--allocation: unknown allocation {spec!r}; built-in names are {', '.join(BUILTIN_NAMES)}, "
+                     "or give a .csv/.toml file")
+
+
+def run(args) -> int:
+    from optimizer.profile import eps_from_delta_zcdp, release_patterns, release_profile, write_profile
+
+    name, alloc = _load(args.allocation)
+    if args.limit_pairs is not None and args.limit_pairs < 1:
+        raise ValueError(f"--limit-pairs must be >= 1, got {args.limit_pairs}")
+    if args.workers < 1:
+        raise ValueError(f"--workers must be >= 1, got {args.workers}")
+    eps, deltas = _split(args.eps), _split(args.deltas)
+    delta_zcdp = None
+    if deltas:
+        delta_zcdp = deltas
+        eps = eps + eps_from_delta_zcdp(alloc.total_rho, deltas)
+        if _split(args.eps):
+            delta_zcdp = [""] * len(_split(args.eps)) + deltas
+    for e in eps:
+        try:
+            float(e)
+        except ValueError:
+            raise ValueError(f"--eps: cannot parse {e!r} as a decimal number") from None
+    only = None
+    if args.pair:
+        only = []
+        for text in args.pair:
+            try:
+                i, j = (int(x) for x in text.split(","))
+            except ValueError:
+                raise ValueError(f"--pair: expected I,J, got {text!r}") from None
+            only.append((i, j))
+    patterns, note = release_patterns(name, alloc)
+    cache = args.cache or os.path.join("runs", "pairs-cache", name)
+    prof = release_profile(alloc, patterns, eps or None, tol=args.tol, tradeoff=args.tradeoff,
+                           tradeoff_n=args.tradeoff_points, limit_pairs=args.limit_pairs, only_pairs=only,
+                           workers=args.workers, scheduler=args.scheduler, cache_dir=cache,
+                           progress=not args.no_progress, note=note, delta_zcdp=delta_zcdp)
+    s = prof.summary
+    s["allocation"] = name
+    if not s["complete"]:
+        s["note"] += f"; PARTIAL: {s['n_pairs']} of {s['n_pairs_all']} pairs (worst case over those only)"
+    files = {}
+    if args.out:
+        files = {k: str(v) for k, v in write_profile(prof, args.out, stem=name).items()}
+        s["files"] = files
+    if args.json:
+        print(json.dumps(s, indent=1, ensure_ascii=False))
+        return 0
+    print(f"{name}: {s['n_pairs']} of {s['n_pairs_all']} pairs of {s['n_paths']} paths, rho = {s['rho']}")
+    print(f"note: {s['note']}")
+    print(f"{'eps':>22}  {'worst pair':>10}  {'max delta (certified)':>27}  {'± error':>9}  "
+          f"{'main [13,13]':>14}  {'zCDP claim (BS)':>15}  certain")
+    for g in s["grid"]:
+        pair = "-".join(map(str, g["worst_pair"]))
+        main = g["main_pair_delta"] or ""
+        print(f"{g['eps'][:22]:>22}  {pair:>10}  {g['worst_delta']:>27}  {g['worst_delta_error']:>9}  "
+              f"{main[:14]:>14}  {g['zcdp_claim_delta'][:15]:>15}  {'yes' if g['certain'] else 'no (' + str(len(g['candidates'])) + ')'}")
+    if "tradeoff_envelope" in s:
+        print(f"trade-off envelope: {s['tradeoff_envelope']['n_points']} vertices")
+    for k, v in files.items():
+        print(f"wrote {v}")
+    print(f"({s['seconds']:.2f} s)")
+    return 0
