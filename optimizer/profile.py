@@ -18,7 +18,7 @@ aggregates:
 
 >>> release_patterns("pl94-units")[1][:44]
 'real path patterns not published; conservati'
->>> len(default_eps_grid()), default_eps_grid()[29][:30]
+>>> len(default_eps_grid()), default_eps_grid()[DEFAULT_DELTA_ZCDP.index("1e-10")][:30]
 (42, '26.340588852722324353781974500')
 """
 
