@@ -137,10 +137,10 @@ def test_release_patterns_notes():
 
 
 @pytest.mark.slow
-def test_full_dhc_persons_worst_pair(tmp_path):
+def test_full_dhc_persons_worst_pair():
     """All 946 pairs at ε_BS(1e-10): worst pair [6, 6] (arXiv 2606.29835 table)."""
-    prof = P.release_profile("dhc-persons", eps=[EPS_1E10], workers=2, cache_dir="runs/pairs-cache/slow-test",
-                             progress=False)
+    cache = P._DATA.parent.parent / "runs" / "pairs-cache" / "slow-test"  # git-ignored, resumable
+    prof = P.release_profile("dhc-persons", eps=[EPS_1E10], workers=2, cache_dir=cache, progress=False)
     s = prof.summary
     assert s["n_pairs"] == 946 and s["complete"]
     assert s["worst_pair"] == [6, 6]
