@@ -412,7 +412,7 @@ def zcdp_optimum(
     wv = wv / wv.max()
     x = cp.Variable(n)  # x = ρ / R (well scaled)
     prob = cp.Problem(cp.Minimize(wv @ cp.inv_pos(x)), [cp.sum(x) <= 1, x >= lo])
-    prob.solve(solver=cp.CLARABEL)
+    prob.solve(solver=cp.CLARABEL, tol_gap_abs=1e-10, tol_gap_rel=1e-10, tol_feas=1e-10)
     if prob.status == cp.OPTIMAL_INACCURATE:
         warnings.warn("zcdp_optimum: Clarabel returned OPTIMAL_INACCURATE; the exact re-check decides", RuntimeWarning,
                       stacklevel=2)

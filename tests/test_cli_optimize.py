@@ -1,0 +1,49 @@
+"""census-plb optimize: JSON contract (fast, --no-confirm), output files, resume, confirmation."""
+
+import csv
+import json
+
+import pytest
+
+from optimizer.cli import main
+
+KEYS = ("target_epsilon", "target_delta", "uniform_variance_drop_percent", "optimized_variance_drop_percent",
+        "zcdp_optimum_variance_drop_percent", "confirmed", "worst_pair", "worst_pair_delta", "seconds")
+
+
+def test_optimize_json_contract_and_resume(tmp_path, capsys):
+    out = tmp_path / "run"
+    argv = ["optimize", "--allocation", "dhc-persons", "--trials", "3", "--no-confirm", "--out", str(out), "--json"]
+    assert main(argv) == 0
+    doc = json.loads(capsys.readouterr().out)
+    for k in KEYS:
+        assert k in doc
+    assert doc["confirmed"] is False
+    assert doc["target_epsilon"].startswith("26.340588852722324")
+    assert abs(doc["uniform_variance_drop_percent"] - 11.446126) < 1e-4
+    assert doc["optimized_variance_drop_percent"] >= doc["uniform_variance_drop_percent"]
+    assert json.loads((out / "optimize.json").read_text()) == doc
+    for name in ("per_query.csv", "per_geolevel.csv", "curves.csv", "tradeoff.csv"):
+        assert (out / name).is_file()
+    rows = list(csv.DictReader((out / "per_query.csv").open()))
+    assert len(rows) == 80 and rows[0]["baseline_rho"] == "73/10000"
+    assert {"optimized_sigma2", "drop_percent_uniform", "drop_percent_optimized"} <= set(rows[0])
+    # resume: same storage -> the study continues
+    assert main(argv) == 0
+    doc2 = json.loads(capsys.readouterr().out)
+    assert doc2["study_name"] == doc["study_name"]
+    assert (doc["trials_total"], doc2["trials_total"]) == (3, 6)
+
+
+def test_optimize_rejects_unknown(tmp_path, capsys):
+    assert main(["optimize", "--scenario", "no-such-thing", "--out", str(tmp_path)]) == 2
+    assert "no-such-thing" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_full_confirmation(tmp_path, capsys):
+    out = tmp_path / "run"
+    assert main(["optimize", "--scenario", "dhc-persons", "--trials", "2", "--out", str(out), "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["confirmed"] is True and doc["n_pairs_confirmed"] == 946
+    assert float(doc["worst_pair_delta"]) <= 1e-10
