@@ -1,0 +1,64 @@
+"""Optimizer benchmark: proxy δ evaluation time per candidate shape, and Optuna trials/minute.
+
+    python -m bench.optimizer [--trials N]
+
+Prints a table and writes reports/benchmarks/optimizer.csv.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import statistics
+import time
+from pathlib import Path
+
+from optimizer import search as S
+from optimizer.allocation import load_builtin
+
+
+def _time_delta(alloc, target, repeat=5):
+    comp = S.proxy_composition(alloc)
+    times = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        comp.delta(target.epsilon, tol=S.TOL_SEARCH, rtol=S.RTOL_SEARCH)
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times)
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__)
+    p.add_argument("--trials", type=int, default=10)
+    p.add_argument("--out", default="reports/benchmarks/optimizer.csv")
+    args = p.parse_args(argv)
+    a = load_builtin("dhc-persons")
+    target = S.target_from_allocation(a)
+    rows = []
+    c, uniform, _ = S.uniform_rescale(a, target)
+    for label, w in (("equal", None), ("favour-block", {(g, q): (10 if g == "Block" else 1) for g, q, _ in a.items()})):
+        z = S.zcdp_optimum(a, w)
+        rows.append({"case": f"delta eval: baseline shape", "seconds": _time_delta(uniform, target)})
+        rows.append({"case": f"delta eval: zCDP optimum ({label})", "seconds": _time_delta(z, target)})
+        t0 = time.perf_counter()
+        S.calibrate_shape(z, target, hint=float(c))
+        rows.append({"case": f"calibration: zCDP optimum ({label})", "seconds": time.perf_counter() - t0})
+        res = S.reallocate(a, target, w, n_trials=args.trials, seed=0, uniform_c=c, zcdp_shape=z, progress=False)
+        rows.append({"case": f"optuna ({label}) trials/minute", "seconds": res.seconds_per_trial,
+                     "trials_per_minute": res.trials_per_minute, "evals_per_trial": res.evaluations_per_trial,
+                     "drop_percent": res.variance_drop_percent})
+    print(f"{'case':45s} {'seconds':>10s} {'trials/min':>10s} {'drop %':>10s}")
+    for r in rows:
+        print(f"{r['case']:45s} {r['seconds']:10.4f} {r.get('trials_per_minute', float('nan')):10.2f} "
+              f"{r.get('drop_percent', float('nan')):10.4f}")
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with out.open("w", newline="") as fh:
+        wr = csv.DictWriter(fh, ["case", "seconds", "trials_per_minute", "evals_per_trial", "drop_percent"])
+        wr.writeheader()
+        wr.writerows(rows)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
