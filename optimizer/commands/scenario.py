@@ -1,0 +1,56 @@
+"""Scenarios: list them, run one (optimize + report), or compare all (zCDP claim vs exact).
+
+examples:
+  census-plb scenario list
+  census-plb scenario run dhc-persons-cks
+  census-plb scenario compare            # writes reports/scenario_comparison.csv and .md
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+HELP = "list / run / compare the scenarios in scenarios/*.toml"
+
+
+def configure(p) -> None:
+    sub = p.add_subparsers(dest="action", metavar="ACTION")
+    sub.required = True
+    sub.add_parser("list", help="list the scenarios")
+    r = sub.add_parser("run", help="optimize (if needed) and write the report of one scenario")
+    r.add_argument("name")
+    r.add_argument("--skip-optimize", action="store_true", help="accounting-only unless optimizer output exists")
+    c = sub.add_parser("compare", help="one table over scenarios: reports/scenario_comparison.csv/.md")
+    c.add_argument("names", nargs="*", help="scenario names (default: all)")
+    c.add_argument("--runs", default="runs", help="optimizer outputs root (default runs)")
+    c.add_argument("--out", default="reports", help="output directory (default reports)")
+    for q in (r, c):
+        q.add_argument("--quiet", action="store_true", help="no progress output")
+
+
+def run(args) -> int:
+    from scenarios.loader import list_scenarios, load_scenario
+
+    if args.action == "list":
+        for name in list_scenarios():
+            sc = load_scenario(name)
+            print(f"{name:28s} {sc.allocation:14s} {sc.conversion:12s} delta={sc.target_delta_text:7s} {sc.description}")
+        return 0
+    if args.action == "run":
+        from . import report
+
+        ns = argparse.Namespace(scenario=args.name, run_dir=None, out=None, skip_optimize=args.skip_optimize,
+                                quiet=args.quiet)
+        return report.run(ns)
+    from optimizer.report import compare_scenarios, write_comparison
+
+    def say(msg: str) -> None:
+        if not args.quiet:
+            print(msg, file=sys.stderr, flush=True)
+
+    rows = compare_scenarios(args.names or None, args.runs, progress=say)
+    csv_path, md_path = write_comparison(rows, args.out)
+    print(md_path.read_text(encoding="utf-8"), end="")
+    say(f"wrote {csv_path} and {md_path}")
+    return 0

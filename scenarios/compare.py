@@ -1,0 +1,23 @@
+"""Compare every scenario: zCDP claim vs exact accounting, one table.
+
+Writes ``reports/scenario_comparison.csv`` and ``reports/scenario_comparison.md`` (per scenario:
+total ρ, claimed ε, δ target, exact ε at δ and exact δ at the claimed ε for the proxy pair, the
+uniform variance drop, and the optimized drop when ``runs/<scenario>/optimize.json`` exists).
+
+usage: python -m scenarios.compare [NAME ...] [--runs runs] [--out reports]
+(the same as ``census-plb scenario compare``)
+"""
+
+from __future__ import annotations
+
+import sys
+
+
+def main(argv: list[str] | None = None) -> int:
+    from optimizer.cli import main as cli
+
+    return cli(["scenario", "compare", *(sys.argv[1:] if argv is None else argv)])
+
+
+if __name__ == "__main__":
+    sys.exit(main())
