@@ -1,0 +1,153 @@
+"""optimizer.report on a small synthetic scenario and run directory (fast, no optimizer needed)."""
+
+import csv
+import json
+import re
+
+import pytest
+
+from optimizer.report import build_report, compare_scenarios, read_run, write_comparison
+from scenarios.loader import load_scenario
+
+ALLOC = """name = "toy"
+run_type = "custom"
+[[geolevel]]
+name = "US"
+queries = { total = "1/10", "age * sex" = "1/5" }
+[[geolevel]]
+name = "Block"
+queries = { total = "3/10", "age * sex" = "2/5" }
+"""
+
+SCENARIO = """name = "toy"
+description = "synthetic test scenario"
+allocation = "alloc.toml"
+conversion = "bun-steinke"
+target_delta = "1e-10"
+trials = 2
+seed = 7
+[weights]
+geolevel = { Block = "10" }
+"""
+
+SECTIONS = ("promised", "guaranteed", "noise", "where", "provenance")
+
+
+@pytest.fixture(scope="module")
+def toy(tmp_path_factory):
+    d = tmp_path_factory.mktemp("toy")
+    (d / "alloc.toml").write_text(ALLOC)
+    (d / "toy.toml").write_text(SCENARIO)
+    run = d / "run"
+    run.mkdir()
+    (run / "optimize.json").write_text(json.dumps({
+        "scenario": "toy", "target_epsilon": "6.5", "target_delta": "1e-10", "conversion": "bun-steinke",
+        "uniform_variance_drop_percent": 30.5, "optimized_variance_drop_percent": 41.25,
+        "zcdp_optimum_variance_drop_percent": 40.0, "confirmed": True, "worst_pair": [1, 2],
+        "worst_pair_delta": "9.9e-11", "seconds": 12.5, "seed": 7, "versions": {"python": "3.x"},
+        "commit": "abc123", "config hash": "deadbeef", "tolerances": {"tol": 1e-35},
+    }))
+    rows = [("US", "total", "1/10"), ("US", "age * sex", "1/5"), ("Block", "total", "3/10"),
+            ("Block", "age * sex", "2/5")]
+    with open(run / "per_query.csv", "w", newline="") as fh:
+        w = csv.writer(fh)
+        w.writerow(["geolevel", "query", "baseline_rho", "baseline_sigma2", "uniform_sigma2", "zcdp_optimum_sigma2",
+                    "optimized_sigma2", "drop_percent_uniform", "drop_percent_optimized"])
+        for g, q, r in rows:
+            s2 = 1 / eval(r)
+            w.writerow([g, q, r, s2, s2 * 0.695, s2 * 0.6, s2 * (0.5 if g == "Block" else 0.7), 30.5, 0])
+    with open(run / "curves.csv", "w", newline="") as fh:
+        w = csv.writer(fh)
+        w.writerow(["eps", "zcdp_claim_delta", "baseline_exact_delta", "optimized_exact_delta"])
+        for k in range(10):
+            w.writerow([3 + k * 0.5, 10 ** (-3 - k), 10 ** (-5 - k), 10 ** (-4 - k)])
+    with open(run / "tradeoff.csv", "w", newline="") as fh:
+        w = csv.writer(fh)
+        w.writerow(["baseline_alpha", "baseline_beta", "optimized_alpha", "optimized_beta"])
+        for k in range(11):
+            w.writerow([k / 10, 1 - k / 10, k / 10, max(0.0, 0.95 - k / 10)])
+    with open(run / "profile_pairs.csv", "w", newline="") as fh:
+        w = csv.writer(fh)
+        w.writerow(["pair_i", "pair_j", "eps", "delta", "delta_lower", "delta_upper"])
+        for i in range(1, 4):
+            for j in range(i, 4):
+                for e in ("5", "6.5"):
+                    w.writerow([i, j, e, f"{i * j}e-12", f"{i * j}e-12", f"{i * j}e-12"])
+    return d
+
+
+def test_read_run(toy):
+    run = read_run(toy / "run")
+    assert run.optimize["confirmed"] is True and len(run.per_query) == 4 and run.pairs_file == "profile_pairs.csv"
+    assert read_run(toy / "missing").optimize is None
+
+
+@pytest.fixture(scope="module")
+def report(toy):
+    out = toy / "out"
+    written = build_report(load_scenario(toy / "toy.toml"), toy / "run", out)
+    return out, written
+
+
+def test_files_exist(report):
+    out, written = report
+    for name in ("report.html", "report.md", "fig_eps_delta.png", "fig_tradeoff.png", "fig_geolevel_drop.png",
+                 "fig_query_drop.png", "fig_pairs_heatmap.png", "summary.csv", "per_query.csv",
+                 "per_geolevel.csv", "curves.csv", "tradeoff.csv"):
+        assert (out / name).is_file() and (out / name).stat().st_size > 0, name
+        assert name in written
+    assert (out / "fig_eps_delta.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_html_sections_and_embedded_images(report):
+    out, _ = report
+    html = (out / "report.html").read_text(encoding="utf-8")
+    for sid in SECTIONS:
+        assert f'<section id="{sid}">' in html
+    for phrase in ("What was promised", "What is really guaranteed", "How much noise can go", "Where",
+                   "Method &amp; provenance"):
+        assert phrase in html
+    imgs = re.findall(r'<img [^>]*src="([^"]+)"', html)
+    assert len(imgs) == 5 and all(s.startswith("data:image/png;base64,") for s in imgs)
+    assert "src=\"fig_" not in html and "http" not in html.split("<body>")[1]  # self-contained
+    # optimizer values and provenance come through
+    assert "41.2500 %" in html and "Confirmed" in html and "abc123" in html and "deadbeef" in html
+
+
+def test_markdown_and_tables(report):
+    out, _ = report
+    md = (out / "report.md").read_text(encoding="utf-8")
+    assert md.startswith("# ") and "![" in md and "(fig_eps_delta.png)" in md
+    pg = list(csv.DictReader(open(out / "per_geolevel.csv")))
+    assert [r["geolevel"] for r in pg] == ["US", "Block"]
+    assert pg[1]["weight"] == "10" and float(pg[1]["drop_percent_optimized"]) == pytest.approx(50, abs=1e-6)
+    summary = {r["key"]: r["value"] for r in csv.DictReader(open(out / "summary.csv"))}
+    assert summary["mode"] == "optimized" and summary["confirmed"] == "yes"
+    assert float(summary["exact_delta_at_claimed_epsilon"]) < 1e-10  # exact beats the zCDP claim
+    assert 0 < float(summary["uniform_variance_drop_percent_proxy"]) < 100
+
+
+def test_deterministic_rerun(toy, report):
+    out, _ = report
+    out2 = toy / "out2"
+    build_report(load_scenario(toy / "toy.toml"), toy / "run", out2)
+    names = sorted(p.name for p in out.iterdir())
+    assert names == sorted(p.name for p in out2.iterdir())
+    for name in names:
+        assert (out / name).read_bytes() == (out2 / name).read_bytes(), name
+
+
+def test_accounting_only(toy):
+    out = toy / "acc"
+    build_report(load_scenario(toy / "toy.toml"), toy / "nothing-here", out)
+    html = (out / "report.html").read_text(encoding="utf-8")
+    assert "accounting-only" in html and not (out / "fig_pairs_heatmap.png").exists()
+    assert html.count("data:image/png;base64,") == 4
+
+
+def test_comparison_table(toy, tmp_path, monkeypatch):
+    monkeypatch.chdir(toy)
+    rows = compare_scenarios([str(toy / "toy.toml")], runs_root=toy / "runs")
+    assert len(rows) == 1 and rows[0]["scenario"] == "toy"
+    csv_path, md_path = write_comparison(rows, tmp_path)
+    assert csv_path.read_text().startswith("scenario,") and "| toy |" in md_path.read_text()
