@@ -1,0 +1,62 @@
+"""README.md stays true: its first code block's commands are Makefile targets, and its
+``census-plb account`` example runs and prints what the README shows."""
+
+import re
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+README = (ROOT / "README.md").read_text(encoding="utf-8")
+BLOCKS = re.findall(r"^```[^\n]*\n(.*?)^```", README, flags=re.S | re.M)
+
+
+def _make_targets() -> set[str]:
+    text = (ROOT / "Makefile").read_text(encoding="utf-8")
+    return set(re.findall(r"^([A-Za-z0-9_.-]+)\s*:(?!=)", text, flags=re.M))
+
+
+def test_first_block_commands_are_make_targets():
+    assert BLOCKS, "README.md has no code block"
+    commands = [ln.split("#", 1)[0].strip() for ln in BLOCKS[0].splitlines()]
+    commands = [c for c in commands if c]
+    assert commands, "first code block lists no commands"
+    targets = _make_targets()
+    for c in commands:
+        words = shlex.split(c)
+        assert words[0] == "make", f"first README block: {c!r} is not a make command"
+        for t in words[1:]:
+            if "=" not in t and not t.startswith("-"):
+                assert t in targets, f"README's `{c}`: no Makefile target {t!r}"
+
+
+def _account_example():
+    for block in BLOCKS:
+        lines = block.splitlines()
+        for k, ln in enumerate(lines):
+            m = re.match(r"^\$?\s*(census-plb account .*)$", ln.strip())
+            if m:
+                expected = []
+                for out in lines[k + 1:]:
+                    if out.strip().startswith("$"):
+                        break
+                    expected.append(out.rstrip())
+                return m.group(1), [e for e in expected if e.strip()]
+    return None
+
+
+def test_account_example_runs():
+    ex = _account_example()
+    if ex is None:
+        pytest.skip("README has no `census-plb account` example")
+    cmd, expected = ex
+    argv = shlex.split(cmd)[1:]
+    proc = subprocess.run([sys.executable, "-m", "optimizer.cli", *argv], capture_output=True, text=True,
+                          cwd=ROOT, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    got = [ln.rstrip() for ln in proc.stdout.splitlines()]
+    for line in expected:
+        assert line in got, f"README shows {line!r}, the command prints:\n" + "\n".join(got)
