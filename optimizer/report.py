@@ -368,8 +368,8 @@ def curves_table(acc: Accounting, run: RunInputs) -> list[dict]:
 def _optimized_curve(run: RunInputs) -> list[tuple[float, float]]:
     pts = []
     for r in run.curves or []:
-        e = _float(_col(r, "eps"))
-        d = _float(_col(r, "optimized_exact_delta", "optimized"))
+        e = _float(_col(r, "eps", "epsilon"))
+        d = _float(_col(r, "optimized_exact_delta", "delta_optimized_exact", "optimized"))
         if e is not None and d is not None and d > 0:
             pts.append((e, d))
     return pts
@@ -378,8 +378,12 @@ def _optimized_curve(run: RunInputs) -> list[tuple[float, float]]:
 def _optimized_tradeoff(run: RunInputs) -> list[tuple[float, float]]:
     pts = []
     for r in run.tradeoff or []:
-        a = _float(_col(r, "optimized_alpha"))
-        b = _float(_col(r, "optimized_beta"))
+        if "curve" in r:  # long format: curve, zeta, alpha, beta, …
+            if r["curve"] != "optimized":
+                continue
+            a, b = _float(r.get("alpha")), _float(r.get("beta"))
+        else:
+            a, b = _float(_col(r, "optimized_alpha")), _float(_col(r, "optimized_beta"))
         if a is not None and b is not None:
             pts.append((a, b))
     return pts
@@ -443,7 +447,7 @@ def make_figures(acc: Accounting, run: RunInputs, pq: list[dict], pg: list[dict]
         opt = _optimized_curve(run)
         if opt:
             ax.semilogy([p[0] for p in opt], [p[1] for p in opt], color="tab:green",
-                        label="exact, optimized noise (worst pair)")
+                        label="exact, optimized noise (optimizer)")
         ax.axhline(float(acc.delta_target), color="k", lw=0.8, ls=":")
         ax.axvline(float(acc.eps_claim), color="k", lw=0.8, ls=":")
         ax.annotate(f"promise: ε = {fmt(acc.eps_claim, 5)}, δ = {sc.target_delta_text}",
@@ -578,8 +582,9 @@ def provenance(acc: Accounting, run: RunInputs) -> list[tuple[str, str]]:
     if run.directory is None or run.optimize is None:
         rows.append(("mode", "accounting-only (no optimizer output): proxy pair and uniform rescale computed here"))
     o = run.optimize or {}
-    for key in ("seed", "commit", "config hash", "config_hash", "seconds", "tolerances", "versions",
-                "worst_pair", "worst_pair_delta", "target_epsilon", "target_delta"):
+    for key in ("seed", "commit", "git_commit", "config hash", "config_hash", "seconds", "confirm_seconds",
+                "tolerances", "versions", "study_name", "trials_run", "best_trial", "n_pairs_confirmed",
+                "worst_pair", "worst_pair_delta", "target_epsilon", "target_delta", "objective"):
         if key in o:
             v = o[key]
             rows.append((f"optimizer {key}", v if isinstance(v, str) else json.dumps(v, sort_keys=True)))
@@ -622,7 +627,7 @@ def _summary(acc: Accounting, run: RunInputs) -> dict[str, Any]:
         "optimized_variance_drop_percent": _opt_pct(o.get("optimized_variance_drop_percent")),
         "confirmed": "" if "confirmed" not in o else ("yes" if o.get("confirmed") else "no"),
         "worst_pair": "" if o.get("worst_pair") is None else _pair_str(o.get("worst_pair")),
-        "worst_pair_delta": "" if o.get("worst_pair_delta") is None else fmt(o.get("worst_pair_delta"), 12),
+        "worst_pair_delta": "" if o.get("worst_pair_delta") is None else fmt(o.get("worst_pair_delta"), 20),
         "mode": "optimized" if run.optimize is not None else "accounting-only",
     }
 

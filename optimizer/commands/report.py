@@ -27,6 +27,10 @@ def configure(p) -> None:
     p.add_argument("--out", default=None, help="report directory (default reports/<scenario>)")
     p.add_argument("--skip-optimize", action="store_true",
                    help="never run the optimizer; use what the run directory has (else accounting-only)")
+    p.add_argument("--trials", type=int, default=3,
+                   help="Optuna trials when the optimizer has to run (default 3, so `make demo` takes minutes; "
+                        "the calibrated zCDP-optimum shape is already within ~1e-5 of the search's best); "
+                        "0 = the scenario's own trial count")
     p.add_argument("--quiet", action="store_true", help="no progress output")
 
 
@@ -40,7 +44,7 @@ def _progress(quiet: bool):
     return say
 
 
-def run_optimizer(scenario_name: str, run_dir: Path, say) -> bool:
+def run_optimizer(scenario_name: str, run_dir: Path, say, trials: int = 0) -> bool:
     """Run ``census-plb optimize`` for the scenario into ``run_dir``; False if it is unavailable."""
     try:
         mod = importlib.import_module("optimizer.commands.optimize")
@@ -52,6 +56,8 @@ def run_optimizer(scenario_name: str, run_dir: Path, say) -> bool:
     mod.configure(parser)
     known = parser._option_string_actions  # noqa: SLF001 - only to see which options exist
     argv = ["--scenario", scenario_name]
+    if trials and "--trials" in known:
+        argv += ["--trials", str(trials)]
     for opt in ("--out", "--out-dir", "--run-dir"):
         if opt in known:
             argv += [opt, str(run_dir)]
@@ -67,7 +73,7 @@ def run_optimizer(scenario_name: str, run_dir: Path, say) -> bool:
 
 def run(args) -> int:
     from optimizer.report import build_report
-    from scenarios.loader import load_scenario
+    from scenarios.loader import list_scenarios, load_scenario
 
     say = _progress(args.quiet)
     sc = load_scenario(args.scenario)
@@ -78,7 +84,7 @@ def run(args) -> int:
         if args.skip_optimize:
             say(f"no {run_dir}/optimize.json and --skip-optimize: accounting-only report")
         else:
-            run_optimizer(sc.name, run_dir, say)
+            run_optimizer(sc.name if sc.name in list_scenarios() else str(sc.source), run_dir, say, args.trials)
     written = build_report(sc, run_dir, out, progress=say)
     say(f"done: {out / 'report.html'} ({len(written)} files)")
     print(out / "report.html")

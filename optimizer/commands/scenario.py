@@ -21,6 +21,7 @@ def configure(p) -> None:
     r = sub.add_parser("run", help="optimize (if needed) and write the report of one scenario")
     r.add_argument("name")
     r.add_argument("--skip-optimize", action="store_true", help="accounting-only unless optimizer output exists")
+    r.add_argument("--trials", type=int, default=0, help="Optuna trials (default 0 = the scenario's count)")
     c = sub.add_parser("compare", help="one table over scenarios: reports/scenario_comparison.csv/.md")
     c.add_argument("names", nargs="*", help="scenario names (default: all)")
     c.add_argument("--runs", default="runs", help="optimizer outputs root (default runs)")
@@ -41,7 +42,7 @@ def run(args) -> int:
         from . import report
 
         ns = argparse.Namespace(scenario=args.name, run_dir=None, out=None, skip_optimize=args.skip_optimize,
-                                quiet=args.quiet)
+                                quiet=args.quiet, trials=args.trials)
         return report.run(ns)
     from optimizer.report import compare_scenarios, write_comparison
 
