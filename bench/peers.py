@@ -172,7 +172,8 @@ def _finish(name, method, setting, q, value, wall, bracket="none", lo=None, hi=N
     else:
         status.append("ok")
     if ok is False:
-        status.append("BRACKET/BOUND EXCLUDES CERTIFIED VALUE")
+        status.append("UNSAFE: claimed upper bound is below the certified value" if bracket == "upper bound"
+                      else "BRACKET EXCLUDES CERTIFIED VALUE")
     if note:
         status.append(note)
     return {
@@ -428,6 +429,8 @@ def write_outputs(res: dict, out: Path) -> dict[str, Path]:
         "off by > 50% relative (float64 FFT round-off and tail truncation put a floor near 1e-15 under PLD/PRV δ).",
         "",
     ]
+    if res["meta"].get("bench_wall_s") is not None:
+        lines += [f"Whole run: {res['meta']['bench_wall_s']:.0f} s wall. {res['meta'].get('note', '')}", ""]
     if res["skipped"]:
         lines += ["Skipped: " + "; ".join(res["skipped"]), ""]
     for name in res["meta"]["compositions"]:
