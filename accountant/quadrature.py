@@ -31,7 +31,7 @@ from scipy.special import log_ndtr
 
 from . import bounds
 from .certified import Certified, down, exact_mpf, up
-from .sieve import SieveComponent, sieve_nodes
+from .sieve import SieveComponent, product_filter, sieve_nodes
 from .theta import peak_halfwidth, theta0, theta_tau
 
 __all__ = ["LatticeGroup", "TailEngine", "TailStats", "arb_to_certified"]
@@ -229,6 +229,7 @@ class TailEngine:
             if hw is not None:
                 comps.append(SieveComponent(g.b, hw))
         nodes = sieve_nodes(comps, N)
+        nodes = product_filter(nodes, N, self.groups, log_thr)
         bits = int(log_needed_bits + math.log2(max(2, len(nodes))) + GUARD_BITS)
         bits = max(bits, 128)
         self.stats = TailStats(
