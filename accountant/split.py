@@ -23,7 +23,7 @@ from typing import Sequence
 
 import mpmath
 
-from .certified import Certified, _mpf, down, up
+from .certified import _CTX, Certified, _mpf, down, up
 
 __all__ = ["find_split", "SplitEngine"]
 
@@ -104,22 +104,39 @@ class SplitEngine:
             lo = max(down(a.lower - b.upper), _mpf(0))
             hi = max(up(a.upper - b.lower), _mpf(0))
             pu.append((lo, hi))
-        inner = {}
+        # inner thresholds far outside V's effective support get closed-form sub-Gaussian
+        # enclosures instead of quadrature: P[V >= t] <= exp(-t²/2v) (t > 0) and
+        # P[V >= t] >= 1 - exp(-(1-t)²/2v) (t <= 0); beyond ±T these are below the budget.
+        v_v = self.v_engine.v_sg
+        v_vf = float(v_v)
+        T = int(math.ceil(math.sqrt(2 * v_vf * max(1.0, float(mpmath.log(8 * n_terms / tmin)))))) + 1
+        needed = set()
         for k in ks:
             for u in us[:-1]:
                 t = -((-(k - self.d_a * u)) // self.d_b)  # ceil division
-                inner[t] = None
-        tks = sorted(inner)
-        tv = self.v_engine.tails(tks, [tmin / (8 * n_terms)] * len(tks))
+                if -T <= t <= T:
+                    needed.add(t)
+        tks = sorted(needed)
+        tv = self.v_engine.tails(tks, [tmin / (8 * n_terms)] * len(tks)) if tks else []
         inner = dict(zip(tks, tv))
-        trunc = up(2 * mpmath.exp(-_mpf(R) ** 2 / (2 * _mpf(self.v_u.numerator) / self.v_u.denominator)))
+        vv = _mpf(v_v.numerator) / v_v.denominator
+
+        def inner_tail(t: int) -> Certified:
+            c = inner.get(t)
+            if c is not None:
+                return c
+            if t > T:
+                return Certified(_mpf(0), up(_CTX.exp(-_mpf(t) ** 2 / (2 * vv))))
+            return Certified(down(1 - up(_CTX.exp(-_mpf(1 - t) ** 2 / (2 * vv)))), _mpf(1))
+
+        trunc = up(2 * _CTX.exp(-_mpf(R) ** 2 / (2 * _mpf(self.v_u.numerator) / self.v_u.denominator)))
         out = []
         for k in ks:
             lo = _mpf(0)
             hi = _mpf(0)
             for u, (plo, phi) in zip(us[:-1], pu):
                 t = -((-(k - self.d_a * u)) // self.d_b)
-                c = inner[t]
+                c = inner_tail(t)
                 lo += down(plo * max(c.lower, 0))
                 hi += up(phi * c.upper)
             lo = down(lo)
