@@ -35,6 +35,7 @@ from .certified import Certified, down, exact_mpf, up
 from .lattice import Lattice
 from .mechanism import DiscreteGaussian
 from .quadrature import LatticeGroup, TailEngine, arb_to_certified, workprec
+from .coarse import MAX_DIRECT_NODES, CoarseEngine, planned_nodes
 from .split import SplitEngine, find_split
 
 __all__ = ["Composition", "EpsilonResult", "TradeoffCurve", "DEFAULT_TOL", "DEFAULT_RTOL"]
@@ -55,6 +56,8 @@ def make_engine(groups: tuple[LatticeGroup, ...]):
     """The tail engine for a lattice sum: direct trapezoid, or an exact split (accountant.split)."""
     split = find_split(groups)
     if split is None:
+        if planned_nodes(groups) > MAX_DIRECT_NODES:
+            return CoarseEngine.build(groups, make_engine)
         return TailEngine(groups)
     A, B, dA, dB = split
     u_groups = tuple(LatticeGroup(g.sigma2, g.b // dA, g.mult) for g in A)
@@ -241,7 +244,7 @@ class Composition:
                 out[i] = c
                 if c.error > min(mpmath.mpf(tol), rtol * c.value):
                     still.append(i)
-            if not still:
+            if not still or not getattr(eng, "improvable", True):
                 break
             todo = still
             scale *= 1e-6
@@ -310,7 +313,7 @@ class Composition:
                 need_err = min(mpmath.mpf(tol), rtol * d.value)
                 if d.error > need_err:
                     still.append(i)
-            if not still:
+            if not still or not getattr(self._engine, "improvable", True):
                 break
             todo = still
             scale *= 1e-6
