@@ -106,6 +106,16 @@ def _load(args):
     return name, alloc, conv, delta, trials, seed, weights, sdict
 
 
+def _fmt_upper(v) -> str:
+    import mpmath
+
+    u = v.upper
+    if isinstance(u, Fraction):
+        with mpmath.workdps(30):
+            return mpmath.nstr(mpmath.mpf(u.numerator) / u.denominator, 20)
+    return mpmath.nstr(u, 20)
+
+
 def run(args) -> int:
     import mpmath
 
@@ -127,9 +137,22 @@ def run(args) -> int:
                        scenario=name, uniform_c=c_u, zcdp_shape=zshape, log=log)
     optimized, c_opt, d_opt = res.allocation, res.c, res.delta
     confirmed, worst_pair, worst_delta, conf_seconds, n_pairs, recal = False, None, None, None, 0, None
+    c_u_proxy = c_u
+    uconf = {"uniform_confirmed": False, "uniform_worst_pair": None, "uniform_worst_pair_delta": None,
+             "uniform_confirm_recalibration": None}
     if not args.no_confirm:
         from optimizer.confirm import confirm
 
+        log("confirming the uniform rescale on all pairs …")
+        conf_u = confirm(uniform, target, cache_dir=out / "cache-uniform", workers=args.workers)
+        uniform = conf_u.allocation
+        c_u = c_u * conf_u.recalibration
+        uconf = {"uniform_confirmed": bool(conf_u.passed), "uniform_worst_pair": list(conf_u.worst_pair),
+                 "uniform_worst_pair_delta": _fmt_upper(conf_u.worst_delta),
+                 "uniform_confirm_recalibration": str(conf_u.recalibration)}
+        log(f"uniform rescale confirmed={conf_u.passed} on {conf_u.n_pairs} pairs; worst {conf_u.worst_pair}; "
+            f"drop {100 * (1 - 1 / float(c_u)):.4f}%")
+        log("confirming the optimized allocation on all pairs …")
         conf = confirm(optimized, target, cache_dir=out / "cache", workers=args.workers)
         confirmed, worst_pair, n_pairs = conf.passed, list(conf.worst_pair), conf.n_pairs
         worst_delta = mpmath.nstr(mpmath.mpf(conf.worst_delta.upper.numerator) / conf.worst_delta.upper.denominator, 20) \
@@ -181,6 +204,9 @@ def run(args) -> int:
         "baseline_total_rho": str(alloc.total_rho),
         "uniform_c": str(c_u), "uniform_c_float": float(c_u),
         "uniform_variance_drop_percent": 100 * (1 - 1 / float(c_u)),
+        "uniform_proxy_c": str(c_u_proxy),
+        "uniform_proxy_variance_drop_percent": 100 * (1 - 1 / float(c_u_proxy)),
+        **uconf,
         "uniform_proxy_delta": mpmath.nstr(d_u.upper, 20),
         "zcdp_optimum_variance_drop_percent": drop(zcal.allocation),
         "zcdp_optimum_shape_variance_drop_percent": drop(zshape),
