@@ -213,58 +213,62 @@ class TailEngine:
     def _tails_positive(self, ks: list[int], log_targets: list[float]) -> dict[int, Certified]:
         N, groups = self._plan(ks, log_targets)
         v_sg = float(self.v_sg)
-        # pruning threshold (log), shared: min over thresholds of the allowed level
-        log_thr = 0.0
-        log_needed_bits = 0.0
-        for lam_g, members in groups:
+        self.stats = TailStats(n_nodes=N, tilt_groups=len(groups), log_threshold=0.0)
+        out: dict[int, Certified] = {}
+        for lam_f, members in groups:
+            # this tilt group's pruning threshold (log) and working precision: each group
+            # sieves with its own threshold, so shallow tails do not pay for deep ones
+            log_thr = 0.0
+            log_needed_bits = 0.0
             for i in members:
                 k, lt = ks[i], log_targets[i]
-                log_chernoff = v_sg * lam_g**2 / 2 - lam_g * k
-                lthr = lt - math.log(3.0) + math.log(-math.expm1(-lam_g)) - log_chernoff
+                log_chernoff = v_sg * lam_f**2 / 2 - lam_f * k
+                lthr = lt - math.log(3.0) + math.log(-math.expm1(-lam_f)) - log_chernoff
                 log_thr = min(log_thr, lthr)
                 log_needed_bits = max(log_needed_bits, (log_chernoff - lt) / math.log(2))
-        comps = []
-        for g in self.groups:
-            hw = peak_halfwidth(float(g.sigma2), g.mult, log_thr)
-            if hw is not None:
-                comps.append(SieveComponent(g.b, hw))
-        nodes = sieve_nodes(comps, N)
-        nodes = product_filter(nodes, N, self.groups, log_thr)
-        bits = int(log_needed_bits + math.log2(max(2, len(nodes))) + GUARD_BITS)
-        bits = max(bits, 128)
-        self.stats = TailStats(
-            n_nodes=N, kept_nodes=len(nodes), tilt_groups=len(groups), precision_bits=bits, log_threshold=log_thr
-        )
+            comps = []
+            for g in self.groups:
+                hw = peak_halfwidth(float(g.sigma2), g.mult, log_thr)
+                if hw is not None:
+                    comps.append(SieveComponent(g.b, hw))
+            nodes = sieve_nodes(comps, N)
+            nodes = product_filter(nodes, N, self.groups, log_thr)
+            bits = max(128, int(log_needed_bits + math.log2(max(2, len(nodes))) + GUARD_BITS))
+            st = self.stats
+            st.kept_nodes = max(st.kept_nodes, len(nodes))
+            st.precision_bits = max(st.precision_bits, bits)
+            st.log_threshold = min(st.log_threshold, log_thr)
+            out.update(self._evaluate_group(ks, members, lam_f, nodes, N, log_thr, bits))
+        return out
+
+    def _evaluate_group(self, ks, members, lam_f, nodes, N, log_thr, bits) -> dict[int, Certified]:
         out: dict[int, Certified] = {}
+        node_list = nodes.tolist()
         with workprec(bits):
-            # the sieve guarantees |factor| < exp(log_thr) at pruned nodes; bound it from above
+            # the sieve guarantees |product| < exp(log_thr) at pruned nodes; bound it from above
             thr = arb(log_thr).exp().upper()
             v = arb(fmpq(self.v_sg.numerator, self.v_sg.denominator))
-            weights = [1 if (j == 0 or 2 * j == N) else 2 for j in nodes.tolist()]
-            for lam_f, members in groups:
-                lam = arb(lam_f)  # exact binary value of the float: any λ > 0 is valid
-                gvals, g_lam = self._g_nodes(nodes, N, lam, bits)
-                emlam = (-lam).exp()
-                kern = []
-                for j, gv in zip(nodes.tolist(), gvals):
-                    s, c = arb.sin_cos_pi_fmpq(fmpq(2 * j, N))
-                    # 1 - e^{-λ} e^{-iζ}
-                    den = acb(1 - emlam * c, emlam * s)
-                    kern.append(gv / den)
-                for i in members:
-                    k = ks[i]
-                    acc = arb(0)
-                    for j, w, kv in zip(nodes.tolist(), weights, kern):
-                        s, c = arb.sin_cos_pi_fmpq(fmpq((2 * j * k) % (2 * N), N))
-                        term = kv.real * c + kv.imag * s
-                        acc += term if w == 1 else 2 * term
-                    T = acc * (-lam * k).exp() / N
-                    alias = bounds.aliasing_bound(k, lam, N, v)
-                    prune = bounds.pruning_bound(k, lam, g_lam, thr)
-                    lo = T - alias - prune
-                    hi = T + prune
-                    lo_c = arb_to_certified(lo)
-                    hi_c = arb_to_certified(hi)
-                    cert = Certified(max(lo_c.lower, 0), min(hi_c.upper, 1))
-                    out[k] = cert
+            lam = arb(lam_f)  # exact binary value of the float: any λ > 0 is valid
+            gvals, g_lam = self._g_nodes(nodes, N, lam, bits)
+            emlam = (-lam).exp()
+            k_re, k_im = [], []
+            for j, gv in zip(node_list, gvals):
+                s, c = arb.sin_cos_pi_fmpq(fmpq(2 * j, N))
+                kv = gv / acb(1 - emlam * c, emlam * s)  # G / (1 − e^{−λ} e^{−iζ})
+                w = 1 if (j == 0 or 2 * j == N) else 2  # half range: conjugate symmetry
+                k_re.append(w * kv.real)
+                k_im.append(w * kv.imag)
+            two_n = 2 * N
+            for i in members:
+                k = ks[i]
+                acc = arb(0)
+                for j, kr, ki in zip(node_list, k_re, k_im):
+                    s, c = arb.sin_cos_pi_fmpq(fmpq((2 * j * k) % two_n, N))
+                    acc += kr * c + ki * s
+                T = acc * (-lam * k).exp() / N
+                alias = bounds.aliasing_bound(k, lam, N, v)
+                prune = bounds.pruning_bound(k, lam, g_lam, thr)
+                lo_c = arb_to_certified(T - alias - prune)
+                hi_c = arb_to_certified(T + prune)
+                out[k] = Certified(max(lo_c.lower, 0), min(hi_c.upper, 1))
         return out
