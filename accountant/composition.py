@@ -34,7 +34,7 @@ from scipy.special import log_ndtr, ndtri
 from .certified import Certified, down, exact_mpf, up
 from .lattice import Lattice
 from .mechanism import DiscreteGaussian
-from .quadrature import LatticeGroup, TailEngine, arb_to_certified, workprec
+from .quadrature import LatticeGroup, TailEngine, workprec
 from .coarse import MAX_DIRECT_NODES, CoarseEngine, planned_nodes
 from .split import SplitEngine, find_split
 

@@ -142,7 +142,6 @@ def confirm(
             return Confirmation(False, current, worst, deltas[worst], len(pair_list), rounds, factor,
                                 time.perf_counter() - t0, deltas)
         # recalibrate the uniform factor on the worst pair: Newton step in log c, check, repeat
-        paths = {p.index: p for p in paths_of(current)}
         excess = math.log(w_up / target_delta)
         step = Fraction(math.exp(-excess / SLOPE) * (1 - RECAL_MARGIN)).limit_denominator(10**12)
         while True:
@@ -155,6 +154,5 @@ def confirm(
             excess = float(mpmath.log(d.upper)) - math.log(target_delta)
             step = Fraction(float(step) * math.exp(-max(excess, 1e-12) / SLOPE) * (1 - RECAL_MARGIN)
                             ).limit_denominator(10**12)
-        del paths
         factor *= step
         current = cand

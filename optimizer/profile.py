@@ -24,16 +24,17 @@ aggregates:
 
 from __future__ import annotations
 
+from .atomic import atomic_write_text
+
 import csv
 import io
 import json
 import os
-import tempfile
 import time
 from dataclasses import dataclass, field
 from fractions import Fraction
 from pathlib import Path as FsPath
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any, Iterable, Sequence
 
 from .allocation import Allocation, load_builtin
 from .pairs import MAIN_PAIR, Path, lower_convex_envelope, paths_from_allocation, worst_case
@@ -436,20 +437,7 @@ def _dec(x: Fraction) -> str:
 
 # ====================================================================== output
 def _atomic_write_text(path: FsPath, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+    atomic_write_text(path, text)
 
 
 CSV_COLUMNS = ("pair_i", "pair_j", "eps", "delta", "delta_lower", "delta_upper")

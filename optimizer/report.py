@@ -32,8 +32,6 @@ import io
 import json
 import math
 import platform
-import re
-import sys
 from dataclasses import dataclass, field
 from fractions import Fraction
 from pathlib import Path

@@ -33,6 +33,8 @@ reason this module exists.
 
 from __future__ import annotations
 
+from .atomic import atomic_write_json
+
 import dataclasses
 import enum
 import hashlib
@@ -41,7 +43,6 @@ import math
 import multiprocessing
 import os
 import sys
-import tempfile
 import time
 import warnings
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
@@ -175,19 +176,7 @@ def _decode(obj: Any) -> Any:
 
 def _atomic_write_json(path: Path, payload: dict) -> None:
     """Write JSON to ``path`` so that readers see either nothing or the whole file."""
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.stem}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump(payload, fh, sort_keys=True, indent=1, ensure_ascii=False)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+    atomic_write_json(path, payload)
 
 
 def _read_cached(path: Path, jid: str, fn_name: str) -> tuple[bool, Any]:

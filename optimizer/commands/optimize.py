@@ -9,13 +9,12 @@ curves.csv, tradeoff.csv, allocation_optimized.toml.
 
 from __future__ import annotations
 
-import csv
+from optimizer.atomic import atomic_write_text
+
 import io
 import json
-import os
 import subprocess
 import sys
-import tempfile
 import time
 from fractions import Fraction
 from pathlib import Path
@@ -39,18 +38,7 @@ def configure(p) -> None:
 
 
 def _atomic_write(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    atomic_write_text(path, text)
 
 
 def _csv(rows: list[dict]) -> str:
