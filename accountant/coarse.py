@@ -56,10 +56,11 @@ class CoarseEngine:
     improvable: bool = False  # the enclosure width does not shrink with tighter targets
 
     @classmethod
-    def build(cls, groups, make_engine):
+    def build(cls, groups, make_engine, factor: int = 1):
+        """Coarsen ``groups`` (divisor ``coarse_divisor(groups)·factor``) over an exact inner engine."""
         from .quadrature import LatticeGroup
 
-        g = coarse_divisor(groups)
+        g = coarse_divisor(groups) * int(factor)
         coarse, v_e = [], Fraction(0)
         for grp in groups:
             bh = (2 * grp.b + g) // (2 * g)  # nearest integer to b/g

@@ -36,6 +36,7 @@ from .lattice import Lattice
 from .mechanism import DiscreteGaussian
 from .quadrature import LatticeGroup, TailEngine, workprec
 from .coarse import MAX_DIRECT_NODES, CoarseEngine, planned_nodes
+from .sieve import SieveTooWide
 from .split import SplitEngine, find_split
 
 __all__ = ["Composition", "EpsilonResult", "TradeoffCurve", "DEFAULT_TOL", "DEFAULT_RTOL"]
@@ -217,6 +218,21 @@ class Composition:
         return f"Composition({len(self.groups)} distinct, {self.size} mechanisms, rho={self.rho})"
 
     # ------------------------------------------------------------------ tails
+    def _engine_tails(self, ks, targets) -> list[Certified]:
+        """Engine call with fallback: when the exact sieve is too wide for this composition,
+        switch (once, for good) to the certified coarse sandwich of :mod:`accountant.coarse`,
+        coarsening further if needed."""
+        for factor in (1, 16, 256):
+            try:
+                return self._engine.tails(ks, targets)
+            except SieveTooWide:
+                groups = self._lattice_groups()
+                self._engine = CoarseEngine.build(groups, make_engine, factor=factor)
+        return self._engine.tails(ks, targets)
+
+    def _lattice_groups(self) -> tuple[LatticeGroup, ...]:
+        return tuple(LatticeGroup(m.sigma2, b, c) for (m, c), b in zip(self.groups, self.lattice.weights))
+
     def tails(self, ks: Iterable[int], tol: float = DEFAULT_TOL, rtol: float = DEFAULT_RTOL) -> list[Certified]:
         """Certified P[Y ≥ k] for integer thresholds k of the lattice variable Y = Σ b_k X_k.
 
@@ -228,7 +244,6 @@ class Composition:
             if isinstance(k, bool) or not isinstance(k, int):
                 raise TypeError(f"tails: thresholds must be ints, got {k!r}")
         _check_tol(tol, rtol)
-        eng = self._engine
         scale = 1.0
         out: list[Certified | None] = [None] * len(ks)
         todo = list(range(len(ks)))
@@ -236,15 +251,15 @@ class Composition:
             targets = []
             for i in todo:
                 k = ks[i]
-                lp = eng._log_p_est(k if k >= 1 else 1 - k) if k >= 1 else 0.0
+                lp = self._engine._log_p_est(k) if k >= 1 else 0.0
                 targets.append(scale * min(tol, mpmath.exp(math.log(rtol) + lp)))
-            res = eng.tails([ks[i] for i in todo], targets)
+            res = self._engine_tails([ks[i] for i in todo], targets)
             still = []
             for i, c in zip(todo, res):
                 out[i] = c
                 if c.error > min(mpmath.mpf(tol), rtol * c.value):
                     still.append(i)
-            if not still or not getattr(eng, "improvable", True):
+            if not still or not getattr(self._engine, "improvable", True):
                 break
             todo = still
             scale *= 1e-6
@@ -298,7 +313,7 @@ class Composition:
                 ks += [k1, k2]
                 targets += [mpmath.exp(need), mpmath.exp(need - ef)]
                 info.append((i, k1, k2, width))
-            tails = self._engine.tails(ks, targets)
+            tails = self._engine_tails(ks, targets)
             still = []
             for n, (i, k1, k2, width) in enumerate(info):
                 t1, t2 = tails[2 * n], tails[2 * n + 1]
@@ -427,7 +442,7 @@ class Composition:
         two_c = self.lattice.two_c
         ks = [math.ceil((Fraction(z) + 1) * C) for z in zeta]
         all_k = sorted(set(ks) | {two_c + 1 - k for k in ks})
-        vals = dict(zip(all_k, self._engine.tails(all_k, [tol] * len(all_k))))
+        vals = dict(zip(all_k, self._engine_tails(all_k, [tol] * len(all_k))))
         return TradeoffCurve(
             zeta=tuple(zeta),
             k=tuple(ks),
@@ -454,7 +469,7 @@ class Composition:
         k = int(round(z * sd))
 
         def A(kk: int) -> Certified:
-            return self._engine.tails([kk], [tol])[0]
+            return self._engine_tails([kk], [tol])[0]
 
         # find k with α_{k+1} <= α <= α_k  (α_k = P[Y >= k] is non-increasing in k)
         step = max(1, int(sd // 64))
@@ -480,7 +495,7 @@ class Composition:
             else:
                 up_k = mid
         k = lo_k
-        t = self._engine.tails([k, k + 1, two_c + 1 - k, two_c - k], [tol] * 4)
+        t = self._engine_tails([k, k + 1, two_c + 1 - k, two_c - k], [tol] * 4)
         ak, ak1, bk, bk1 = t
         # β = β_{k+1} − (α − α_{k+1})·(β_{k+1} − β_k)/(α_k − α_{k+1})  (interval arithmetic)
         zero, one = mpmath.mpf(0), mpmath.mpf(1)

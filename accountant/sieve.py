@@ -22,7 +22,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["SieveComponent", "sieve_nodes"]
+__all__ = ["SieveComponent", "SieveTooWide", "sieve_nodes"]
+
+
+class SieveTooWide(RuntimeError):
+    """The sieve would keep more nodes than allowed: the exact lattice is too fine here."""
 
 #: components whose windows cover more than this fraction of the circle are not used to sieve
 #: (they would fragment the window list without pruning much).
@@ -68,16 +72,22 @@ def sieve_nodes(components: list[SieveComponent], n_nodes: int, max_kept: int = 
                 a, z = max(lo, c - h), min(hi, c + h)
                 if math.floor(z) >= math.ceil(a):
                     new.append((a, z))
+            if len(new) > max_kept // 4:
+                raise SieveTooWide(f"sieve: more than {max_kept // 4} peak windows; composition too wide for the sieve")
         intervals = new
         if not intervals:
             break
     total = sum(math.floor(z) - math.ceil(a) + 1 for a, z in intervals)
     if total > max_kept:
-        raise RuntimeError(f"sieve keeps {total} nodes (> max_kept={max_kept}); composition too wide for the sieve")
+        raise SieveTooWide(f"sieve keeps {total} nodes (> max_kept={max_kept}); composition too wide for the sieve")
     if not intervals:
         return np.zeros(0, dtype=np.int64)
     parts = [np.arange(math.ceil(a), math.floor(z) + 1, dtype=np.int64) for a, z in intervals]
-    nodes = np.unique(np.concatenate(parts))
+    nodes = np.concatenate(parts)
+    # windows come out sorted and disjoint (intersections of sorted disjoint intervals with
+    # sorted disjoint windows); fall back to a sort/unique only if that ever fails
+    if len(nodes) > 1 and not bool(np.all(nodes[1:] > nodes[:-1])):
+        nodes = np.unique(nodes)
     return nodes[(nodes >= 0) & (nodes <= half)]
 
 
@@ -96,10 +106,14 @@ def log_bound_at_nodes(nodes: np.ndarray, n_nodes: int, b: int, sigma2: float, m
     theta = 2.0 * math.pi * r.astype(np.float64) / N
     theta = np.where(theta > math.pi, theta - 2.0 * math.pi, theta)
     two_pi = 2.0 * math.pi
-    terms = np.stack([-s2 * (theta + two_pi * j) ** 2 / 2.0 for j in range(-4, 5)])
-    log_rest = math.log(2.0) - s2 * (two_pi * 4) ** 2 / 2.0 - math.log(-math.expm1(-s2 * two_pi**2))
-    top = terms.max(axis=0)
-    lse = top + np.log(np.exp(terms - top).sum(axis=0))
+    # j = -1, 0, 1 exactly; |j| >= 2 bounded: (2|j|-1)π <= |θ + 2πj| and consecutive terms
+    # shrink by at least e^{-8π²σ²}
+    t0 = -s2 * theta**2 / 2.0
+    tm = -s2 * (theta - two_pi) ** 2 / 2.0
+    tp = -s2 * (theta + two_pi) ** 2 / 2.0
+    log_rest = math.log(2.0) - s2 * (3.0 * math.pi) ** 2 / 2.0 - math.log(-math.expm1(-8.0 * math.pi**2 * s2))
+    top = np.maximum(t0, np.maximum(tm, tp))
+    lse = top + np.log(np.exp(t0 - top) + np.exp(tm - top) + np.exp(tp - top))
     val = np.logaddexp(lse, log_rest) - math.log1p(-den_tail)
     val = np.minimum(val, 0.0)
     val = val + 1e-9 * (1.0 + np.abs(val))
@@ -118,7 +132,15 @@ def product_filter(nodes: np.ndarray, n_nodes: int, groups, log_threshold: float
         return nodes
     if int(nodes.max()) * max(g.b % n_nodes for g in groups) >= 2**62:
         return nodes  # int64 overflow risk: keep everything (safe)
+    # sharpest factors first; a node is dropped as soon as the running sum of (non-positive)
+    # log-bounds falls below the threshold, so later factors see ever fewer nodes
+    order = sorted(groups, key=lambda g: -g.mult * float(g.sigma2))
     total = np.zeros(len(nodes))
-    for g in groups:
+    for g in order:
         total += log_bound_at_nodes(nodes, n_nodes, g.b, float(g.sigma2), g.mult)
-    return nodes[total >= log_threshold]
+        keep = total >= log_threshold
+        if not bool(keep.all()):
+            nodes, total = nodes[keep], total[keep]
+        if len(nodes) == 0:
+            break
+    return nodes
