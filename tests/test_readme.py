@@ -57,6 +57,16 @@ def test_account_example_runs():
     proc = subprocess.run([sys.executable, "-m", "optimizer.cli", *argv], capture_output=True, text=True,
                           cwd=ROOT, timeout=300)
     assert proc.returncode == 0, proc.stderr
-    got = [ln.rstrip() for ln in proc.stdout.splitlines()]
+    # the certified value must match digit for digit; the "± error" column (3 significant
+    # digits, e.g. 3.98e-54) is a property of the algorithm's internal effort, not of the
+    # answer, so it is left out of the comparison (the timing line is skipped too)
+    err_token = re.compile(r"^\d\.\d\de-\d+$")
+
+    def norm(ln: str) -> tuple[str, ...]:
+        return tuple(t for t in ln.split() if not err_token.match(t))
+
+    got = {norm(ln) for ln in proc.stdout.splitlines()}
     for line in expected:
-        assert line in got, f"README shows {line!r}, the command prints:\n" + "\n".join(got)
+        if line.strip().startswith("(") and line.strip().endswith(" s)"):
+            continue
+        assert norm(line) in got, f"README shows {line!r}, the command prints:\n" + proc.stdout
