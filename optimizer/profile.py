@@ -436,10 +436,6 @@ def _dec(x: Fraction) -> str:
 
 
 # ====================================================================== output
-def _atomic_write_text(path: FsPath, text: str) -> None:
-    atomic_write_text(path, text)
-
-
 CSV_COLUMNS = ("pair_i", "pair_j", "eps", "delta", "delta_lower", "delta_upper")
 
 
@@ -453,7 +449,7 @@ def write_profile(profile: ReleaseProfile, out_dir: str | os.PathLike, stem: str
     w.writerows(profile.rows)
     paths = {"pairs_csv": out / f"{stem}_pairs.csv", "worst_csv": out / f"{stem}_worst.csv",
              "json": out / f"{stem}.json"}
-    _atomic_write_text(paths["pairs_csv"], buf.getvalue())
+    atomic_write_text(paths["pairs_csv"], buf.getvalue())
     buf = io.StringIO()
     cols = ["eps", "delta_zcdp", "worst_pair", "worst_delta", "worst_delta_error", "certain", "n_candidates",
             "main_pair_delta", "main_over_worst", "zcdp_claim_delta", "zcdp_claim_delta_cks"]
@@ -464,6 +460,6 @@ def write_profile(profile: ReleaseProfile, out_dir: str | os.PathLike, stem: str
         row["worst_pair"] = "-".join(map(str, g["worst_pair"]))
         row["n_candidates"] = len(g["candidates"])
         w.writerow(row)
-    _atomic_write_text(paths["worst_csv"], buf.getvalue())
-    _atomic_write_text(paths["json"], json.dumps(profile.summary, indent=1, ensure_ascii=False) + "\n")
+    atomic_write_text(paths["worst_csv"], buf.getvalue())
+    atomic_write_text(paths["json"], json.dumps(profile.summary, indent=1, ensure_ascii=False) + "\n")
     return paths

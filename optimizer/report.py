@@ -184,15 +184,8 @@ def eps_grid(eps_claim) -> list[str]:
 MAX_LATTICE_SCALE = 10**9
 
 
-class AccountingInfeasible(RuntimeError):
-    """The exact accounting of this allocation is out of reach of the accountant (lattice too fine)."""
-
-
 def compute_accounting(scenario, *, curves: bool = True, progress: Progress = _quiet) -> Accounting:
     """zCDP claim vs exact accounting of the proxy pair, and the uniform rescale, for a scenario.
-
-    Raises:
-        AccountingInfeasible: the proxy pair's lattice is finer than ``MAX_LATTICE_SCALE``.
     """
     alloc = scenario.load_allocation()
     rho = alloc.total_rho
@@ -907,18 +900,7 @@ def compare_scenarios(names: Iterable[str] | None = None, runs_root: str | Path 
     rows = []
     for name in (list(names) if names is not None else list_scenarios()):
         sc = load_scenario(name)
-        try:
-            acc = compute_accounting(sc, curves=False, progress=progress)
-        except AccountingInfeasible as exc:
-            progress(f"  skipped: {exc}")
-            rho = sc.load_allocation().total_rho
-            rows.append({k: "" for k in COMPARISON_COLUMNS} | {
-                "scenario": sc.name, "allocation": sc.allocation, "conversion": sc.conversion,
-                "total_rho": str(rho), "total_rho_decimal": fmt(rho, 10), "target_delta": sc.target_delta_text,
-                "claimed_epsilon": fmt(_claim_eps(rho, sc.target_delta, sc.conversion), 12),
-                "exact_epsilon_at_target_delta": "not computed (lattice too fine)",
-            })
-            continue
+        acc = compute_accounting(sc, curves=False, progress=progress)
         run = read_run(Path(runs_root) / sc.name)
         s = _summary(acc, run)
         rows.append({k: s.get(k, "") for k in COMPARISON_COLUMNS})

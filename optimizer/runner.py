@@ -174,11 +174,6 @@ def _decode(obj: Any) -> Any:
     return obj
 
 
-def _atomic_write_json(path: Path, payload: dict) -> None:
-    """Write JSON to ``path`` so that readers see either nothing or the whole file."""
-    atomic_write_json(path, payload)
-
-
 def _read_cached(path: Path, jid: str, fn_name: str) -> tuple[bool, Any]:
     if not path.is_file():
         return False, None
@@ -303,7 +298,7 @@ def run_jobs(
             raise JobError(jid, unique[jid], f"returned a value that cannot be cached: {exc}") from None
         payload = {"format": _FORMAT, "job_id": jid, "fn": name, "spec": _canon(unique[jid], "spec"),
                    "result": encoded, "elapsed_seconds": elapsed}
-        _atomic_write_json(cache / f"{jid}.json", payload)
+        atomic_write_json(cache / f"{jid}.json", payload)
         results[jid] = _decode(encoded)
         bar.update(1)
 

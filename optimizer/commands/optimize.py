@@ -37,10 +37,6 @@ def configure(p) -> None:
     p.add_argument("--json", action="store_true", help="print the JSON summary")
 
 
-def _atomic_write(path: Path, text: str) -> None:
-    atomic_write_text(path, text)
-
-
 def _csv(rows: list[dict]) -> str:
     import pandas as pd
 
@@ -216,13 +212,13 @@ def run(args) -> int:
         "seconds": seconds,
     }
     out.mkdir(parents=True, exist_ok=True)
-    _atomic_write(out / "per_query.csv", _csv(rows))
-    _atomic_write(out / "per_geolevel.csv", _csv(grows))
-    _atomic_write(out / "curves.csv", _csv(crow))
-    _atomic_write(out / "tradeoff.csv", _csv(trows))
-    _atomic_write(out / "allocation_optimized.toml", optimized.to_toml())
+    atomic_write_text(out / "per_query.csv", _csv(rows))
+    atomic_write_text(out / "per_geolevel.csv", _csv(grows))
+    atomic_write_text(out / "curves.csv", _csv(crow))
+    atomic_write_text(out / "tradeoff.csv", _csv(trows))
+    atomic_write_text(out / "allocation_optimized.toml", optimized.to_toml())
     text = json.dumps(summary, indent=2, default=str)
-    _atomic_write(out / "optimize.json", text + "\n")
+    atomic_write_text(out / "optimize.json", text + "\n")
     if args.json:
         print(text)
     else:

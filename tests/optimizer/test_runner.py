@@ -160,7 +160,7 @@ def test_stray_temp_file_is_ignored(tmp_path):
 def test_atomic_write_replaces_whole_file(tmp_path):
     target = tmp_path / "x.json"
     target.write_text("old")
-    runner._atomic_write_json(target, {"k": [1, 2]})
+    runner.atomic_write_json(target, {"k": [1, 2]})
     assert json.loads(target.read_text()) == {"k": [1, 2]}
     assert [p.name for p in tmp_path.iterdir()] == ["x.json"]
 
