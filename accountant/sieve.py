@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["SieveComponent", "SieveTooWide", "sieve_nodes"]
+__all__ = ["SieveComponent", "SieveTooWide", "direct_kept_estimate", "sieve_nodes"]
 
 
 class SieveTooWide(RuntimeError):
@@ -144,3 +144,24 @@ def product_filter(nodes: np.ndarray, n_nodes: int, groups, log_threshold: float
         if len(nodes) == 0:
             break
     return nodes
+
+
+def direct_kept_estimate(groups, log_threshold: float = -95.0) -> int:
+    """Planning only: window-sieve node count of the direct trapezoid at a typical threshold.
+
+    Uses N = 16·(sub-Gaussian standard deviation) nodes and the pruning threshold of a 1e-35
+    target; the count measures how many peak clusters the integrand has, which — not N —
+    drives the cost of :class:`accountant.quadrature.TailEngine`.
+    """
+    from .theta import peak_halfwidth
+
+    sd = math.sqrt(sum(g.mult * g.b * g.b * float(g.sigma2) for g in groups))
+    comps = []
+    for g in groups:
+        hw = peak_halfwidth(float(g.sigma2), g.mult, log_threshold)
+        if hw is not None:
+            comps.append(SieveComponent(g.b, hw))
+    try:
+        return len(sieve_nodes(comps, max(64, int(16 * sd)), max_kept=2_000_000))
+    except SieveTooWide:
+        return 10**9

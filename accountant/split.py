@@ -23,7 +23,9 @@ from typing import Sequence
 
 import mpmath
 
-from .certified import _CTX, Certified, _mpf, down, up
+from flint import arb, ctx, fmpq, fmpz
+
+from .certified import Certified, _mpf, exact_mpf
 
 __all__ = ["find_split", "SplitEngine"]
 
@@ -64,6 +66,64 @@ def find_split(groups):
     return best[1], best[2], best[3], best[4]
 
 
+#: deepest nesting of splits tried by :func:`find_nested`.
+MAX_DEPTH = 3
+#: most distinct components in a pmf-table leaf (each costs one long polynomial product; a
+#: whole composition is never tabulated — the trapezoid is faster there).
+MAX_PMF_GROUPS = 6
+
+
+def _family_splits(groups):
+    """Candidate (A, B, d_A, d_B, outer) partitions: A = a family sharing a large factor."""
+    seen = set()
+    for anchor in groups:
+        inA = [math.gcd(g.b, anchor.b) * 64 >= anchor.b for g in groups]
+        key = tuple(inA)
+        if all(inA) or key in seen:
+            continue
+        seen.add(key)
+        A = [g for g, a in zip(groups, inA) if a]
+        B = [g for g, a in zip(groups, inA) if not a]
+        dA = math.gcd(*(g.b for g in A))
+        dB = math.gcd(*(g.b for g in B))
+        outer = 2 * 16 * _sd_proxy(A) / dA + 1
+        if outer <= MAX_OUTER:
+            yield A, B, dA, dB, outer
+
+
+def find_nested(groups, depth: int = 0, max_span: float | None = None, budget: float = math.inf):
+    """A chain of exact splits ending in a small-span pmf table (:mod:`accountant.pmf`).
+
+    Returns ``(cost, plan)`` with ``plan`` either ``("pmf",)`` or ``(A, B, d_A, d_B, subplan)``
+    where ``subplan`` plans B/d_B; ``cost`` is the product of the outer enumeration sizes
+    (the factor by which thresholds multiply down the chain) — or ``None`` if no chain of
+    cost ≤ ``budget`` exists.  The top level is always a split (a whole composition is left to
+    the trapezoid).  ``max_span`` (default :data:`accountant.pmf.MAX_PMF_SPAN`) bounds the leaf.
+    """
+    from .pmf import MAX_PMF_SPAN, pmf_span
+    from .quadrature import LatticeGroup
+
+    if max_span is None:
+        max_span = MAX_PMF_SPAN
+    if depth > 0 and len(groups) <= MAX_PMF_GROUPS and pmf_span(groups) <= max_span:
+        return 1.0, ("pmf",)
+    if depth >= MAX_DEPTH:
+        return None
+    best = None
+    for A, B, dA, dB, outer in _family_splits(groups):
+        limit = budget if best is None else min(budget, best[0])
+        if outer > limit:
+            continue
+        Bn = tuple(LatticeGroup(g.sigma2, g.b // dB, g.mult) for g in B)
+        sub = find_nested(Bn, depth + 1, max_span, limit / outer)
+        if sub is None:
+            continue
+        cost = outer * sub[0]
+        if best is None or cost < best[0]:
+            best = (cost, (A, B, dA, dB, sub[1]))
+    return best
+
+
 @dataclass
 class SplitEngine:
     """Tails of Y = d_A·U + d_B·V from the tails of U and V (engines with ``tails``)."""
@@ -92,61 +152,112 @@ class SplitEngine:
         return float(log_ndtr(-(k - 0.5) / math.sqrt(self.var)))
 
     def tails(self, ks: Sequence[int], abs_targets: Sequence) -> list[Certified]:
+        return [ball_to_certified(b) for b in self.tails_ball(ks, abs_targets)]
+
+    def tails_ball(self, ks: Sequence[int], abs_targets: Sequence) -> list[arb]:
+        """Arb balls enclosing P[Y ≥ k] (ball arithmetic: the enclosure is automatic)."""
         ks = [int(k) for k in ks]
         tmin = min(_mpf(t) for t in abs_targets)
+        bits = max(192, int(-float(mpmath.log(tmin, 2))) + 96)
         vU = float(self.v_u)
         # truncation radius: 2 exp(-R²/(2 v_U)) ≤ tmin / 4
         R = int(math.ceil(math.sqrt(2 * vU * max(1.0, float(mpmath.log(8 / tmin)))))) + 1
         us = list(range(-R, R + 2))
         n_terms = len(us)
-        tu = self.u_engine.tails(us, [tmin / (8 * n_terms)] * len(us))
-        pu = []
-        for a, b in zip(tu[:-1], tu[1:]):
-            lo = max(down(a.lower - b.upper), _mpf(0))
-            hi = max(up(a.upper - b.lower), _mpf(0))
-            pu.append((lo, hi))
-        # inner thresholds far outside V's effective support get closed-form sub-Gaussian
-        # enclosures instead of quadrature: P[V >= t] <= exp(-t²/2v) (t > 0) and
-        # P[V >= t] >= 1 - exp(-(1-t)²/2v) (t <= 0); beyond ±T these are below the budget.
         v_v = self.v_engine.v_sg
         v_vf = float(v_v)
         T = int(math.ceil(math.sqrt(2 * v_vf * max(1.0, float(mpmath.log(8 * n_terms / tmin)))))) + 1
-        # each inner tail enters multiplied by P[U = u] ≤ phi: its error target is relaxed by
-        # that weight (the final sums below use the certified intervals, so this only steers)
-        cap = _mpf("1e-3")
-        needed: dict[int, mpmath.mpf] = {}
-        for k, tau in zip(ks, abs_targets):
-            tau = _mpf(tau)
-            for u, (plo, phi) in zip(us[:-1], pu):
-                t = -((-(k - self.d_a * u)) // self.d_b)  # ceil division
-                if -T <= t <= T:
-                    tgt = min(cap, tau / (8 * n_terms * max(phi, _mpf("1e-300"))))
-                    if tgt < needed.get(t, cap * 2):
-                        needed[t] = tgt
-        tks = sorted(needed)
-        tv = self.v_engine.tails(tks, [needed[t] for t in tks]) if tks else []
-        inner = dict(zip(tks, tv))
-        vv = _mpf(v_v.numerator) / v_v.denominator
+        old = ctx.prec
+        ctx.prec = bits
+        try:
+            tu = tails_ball(self.u_engine, us, [tmin / (8 * n_terms)] * len(us))
+            pu = [a - b for a, b in zip(tu[:-1], tu[1:])]  # P[U = u] (ball)
+            phis = [max(float(p.upper()), 1e-300) for p in pu]
+            # inner thresholds far outside V's effective support get closed-form sub-Gaussian
+            # enclosures instead of quadrature: P[V >= t] <= exp(-t²/2v) (t > 0) and
+            # P[V >= t] >= 1 - exp(-(1-t)²/2v) (t <= 0); beyond ±T these are below the budget.
+            # Each inner tail enters multiplied by P[U = u] ≤ phi: its error target is relaxed by
+            # that weight (the sums below are ball arithmetic, so this only steers the effort).
+            tminf = float(tmin)
+            cap = 1e-3
+            needed: dict[int, float] = {}
+            for k, tau in zip(ks, abs_targets):
+                tau = float(tau)
+                for u, phi in zip(us[:-1], phis):
+                    t = -((-(k - self.d_a * u)) // self.d_b)  # ceil division
+                    if -T <= t <= T:
+                        tgt = max(min(cap, tau / (8 * n_terms * phi)), tminf / (8 * n_terms))
+                        if tgt < needed.get(t, 2 * cap):
+                            needed[t] = tgt
+            tks = sorted(needed)
+            tv = tails_ball(self.v_engine, tks, [needed[t] for t in tks]) if tks else []
+            ctx.prec = bits  # (inner engines restore the precision they found)
+            inner = dict(zip(tks, tv))
+            vv = arb(fmpq(v_v.numerator, v_v.denominator))
+            one = arb(1)
 
-        def inner_tail(t: int) -> Certified:
-            c = inner.get(t)
-            if c is not None:
-                return c
-            if t > T:
-                return Certified(_mpf(0), up(_CTX.exp(-_mpf(t) ** 2 / (2 * vv))))
-            return Certified(down(1 - up(_CTX.exp(-_mpf(1 - t) ** 2 / (2 * vv)))), _mpf(1))
+            # beyond ±T one constant enclosure each (the bounds are monotone in t)
+            above = interval(arb(0), (-(arb(T + 1) ** 2) / (2 * vv)).exp())
+            below = interval(one - (-(arb(T + 1) ** 2) / (2 * vv)).exp(), one)
+            get = inner.get
+            v_u = arb(fmpq(self.v_u.numerator, self.v_u.denominator))
+            trunc = interval(arb(0), 2 * (-(arb(R) ** 2) / (2 * v_u)).exp())
+            d_a, d_b = self.d_a, self.d_b
+            terms = list(zip(us[:-1], pu))
+            out = []
+            for k in ks:
+                acc = trunc
+                for u, p in terms:
+                    t = -((d_a * u - k) // d_b)
+                    c = get(t)
+                    if c is None:
+                        c = above if t > T else below
+                    acc += p * c
+                out.append(acc)
+            return out
+        finally:
+            ctx.prec = old
 
-        trunc = up(2 * _CTX.exp(-_mpf(R) ** 2 / (2 * _mpf(self.v_u.numerator) / self.v_u.denominator)))
-        out = []
-        for k in ks:
-            lo = _mpf(0)
-            hi = _mpf(0)
-            for u, (plo, phi) in zip(us[:-1], pu):
-                t = -((-(k - self.d_a * u)) // self.d_b)
-                c = inner_tail(t)
-                lo += down(plo * max(c.lower, 0))
-                hi += up(phi * c.upper)
-            lo = down(lo)
-            hi = up(hi + trunc)
-            out.append(Certified(max(lo, 0), min(hi, 1)))
-        return out
+
+def interval(lo: arb, hi: arb) -> arb:
+    """An Arb ball containing [lower(lo), upper(hi)]."""
+    a, b = arb(lo.lower()), arb(hi.upper())
+    m = (a + b) / 2
+    return arb(m.mid(), ((b - a) / 2).upper() + m.rad())
+
+
+def tails_ball(engine, ks, targets) -> list[arb]:
+    """Tails of any engine as Arb balls (engines without ``tails_ball`` return intervals)."""
+    f = getattr(engine, "tails_ball", None)
+    if f is not None:
+        return f(ks, targets)
+    return [interval(mpf_to_arb(c.lower), mpf_to_arb(c.upper)) for c in engine.tails(ks, targets)]
+
+
+def mpf_to_arb(x) -> arb:
+    """Exact conversion of an mpmath number to an Arb ball (python-flint's arb(mpf) rounds)."""
+    sign, man, exp, bc = _mpf(x)._mpf_
+    if not man:
+        if exp:
+            raise ValueError(f"non-finite value {x}")
+        return arb(0)
+    old = ctx.prec
+    ctx.prec = max(old, int(bc) + 8)
+    try:
+        v = arb(fmpz(man)) * arb(2) ** int(exp)
+    finally:
+        ctx.prec = old
+    return -v if sign else v
+
+
+def ball_to_certified(x: arb) -> Certified:
+    """The Certified interval of a ball, clipped to [0, 1] (probabilities)."""
+    old = ctx.prec
+    ctx.prec = max(old, int(x.mid().bits()) + 64)  # lower()/upper() round at the working precision
+    try:
+        lo, hi = x.lower(), x.upper()
+    finally:
+        ctx.prec = old
+    m1, e1 = lo.man_exp()
+    m2, e2 = hi.man_exp()
+    return Certified(max(exact_mpf(m1, e1), _mpf(0)), min(exact_mpf(m2, e2), _mpf(1)))

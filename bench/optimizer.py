@@ -38,7 +38,7 @@ def main(argv=None) -> int:
     c, uniform, _ = S.uniform_rescale(a, target)
     for label, w in (("equal", None), ("favour-block", {(g, q): (10 if g == "Block" else 1) for g, q, _ in a.items()})):
         z = S.zcdp_optimum(a, w)
-        rows.append({"case": f"delta eval: baseline shape", "seconds": _time_delta(uniform, target)})
+        rows.append({"case": "delta eval: baseline shape", "seconds": _time_delta(uniform, target)})
         rows.append({"case": f"delta eval: zCDP optimum ({label})", "seconds": _time_delta(z, target)})
         t0 = time.perf_counter()
         S.calibrate_shape(z, target, hint=float(c))

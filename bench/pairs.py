@@ -38,7 +38,8 @@ from pathlib import Path
 
 import mpmath
 
-from optimizer.profile import DEFAULT_DELTA_ZCDP, _EXACT_CSV, _atomic_write_text, release_profile
+from optimizer.atomic import atomic_write_text
+from optimizer.profile import DEFAULT_DELTA_ZCDP, _EXACT_CSV, release_profile
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_OUT = ROOT / "reports" / "benchmarks"
@@ -157,14 +158,14 @@ def main(argv=None) -> int:
     w.writerow(["pair_i", "pair_j", "n_mechanisms", "seconds", "nodes", "kept_nodes"])
     for (i, j), r in per_pair:
         w.writerow([i, j, r["n_mechanisms"], round(float(r["seconds"]), 4), r["nodes"], r["kept_nodes"]])
-    _atomic_write_text(out / "pairs.csv", buf.getvalue())
+    atomic_write_text(out / "pairs.csv", buf.getvalue())
     compare = compare_with_published(s) if s["complete"] and len(s["grid"]) == len(DEFAULT_DELTA_ZCDP) else []
     if compare:
         buf = io.StringIO()
         w = csv.DictWriter(buf, fieldnames=COMPARE_COLUMNS, lineterminator="\n")
         w.writeheader()
         w.writerows(compare)
-        _atomic_write_text(out / "pairs_compare.csv", buf.getvalue())
+        atomic_write_text(out / "pairs_compare.csv", buf.getvalue())
     summary = {k: v for k, v in s.items() if k != "grid"}
     report = {"meta": meta, "timings": timings, "summary_first_eps": summary}
     if compare:
@@ -178,7 +179,7 @@ def main(argv=None) -> int:
                     abs(mpmath.mpf(r["main_over_worst_minus_1"])) < mpmath.mpf("1e-4")
                     for r in compare if mpmath.mpf(r["delta_zcdp"]) >= mpmath.mpf("1e-17")),
             }
-    _atomic_write_text(out / "pairs.json", json.dumps(report, indent=1) + "\n")
+    atomic_write_text(out / "pairs.json", json.dumps(report, indent=1) + "\n")
     print(json.dumps({"timings": timings, "agreement": report.get("agreement")}, indent=1))
     return 0
 

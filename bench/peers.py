@@ -47,7 +47,6 @@ import argparse
 import json
 import math
 import statistics
-import sys
 import time
 import warnings
 from fractions import Fraction
