@@ -80,11 +80,6 @@ class CoarseEngine:
     def stats(self):
         return self.inner.stats
 
-    def _log_p_est(self, k: int) -> float:
-        from scipy.special import log_ndtr
-
-        return float(log_ndtr(-(k - 0.5) / math.sqrt(self.var)))
-
     def tails(self, ks: Sequence[int], abs_targets: Sequence) -> list[Certified]:
         ks = [int(k) for k in ks]
         tmin = min(_mpf(t) for t in abs_targets)

@@ -34,7 +34,7 @@ from scipy.special import log_ndtr, ndtri
 from .certified import Certified, down, exact_mpf, up
 from .lattice import Lattice
 from .mechanism import DiscreteGaussian
-from .quadrature import LatticeGroup, TailEngine, workprec
+from .quadrature import LatticeGroup, TailEngine, log_tail_estimate, workprec
 from .coarse import MAX_DIRECT_NODES, CoarseEngine, planned_nodes
 from .sieve import SieveTooWide
 from .pmf import PmfEngine
@@ -276,7 +276,7 @@ class Composition:
             targets = []
             for i in todo:
                 k = ks[i]
-                lp = self._engine._log_p_est(k) if k >= 1 else 0.0
+                lp = log_tail_estimate(self._engine.var, k) if k >= 1 else 0.0
                 targets.append(scale * min(tol, mpmath.exp(math.log(rtol) + lp)))
             res = self._engine_tails([ks[i] for i in todo], targets)
             still = []

@@ -101,11 +101,6 @@ class PmfEngine:
         t = self._table
         return TailStats(n_nodes=0 if t is None else len(t[2]))
 
-    def _log_p_est(self, k: int) -> float:
-        from scipy.special import log_ndtr
-
-        return float(log_ndtr(-(k - 0.5) / math.sqrt(self.var)))
-
     def _build(self, target: float):
         """pmf table with removed mass E ≤ about ``target`` (enclosed exactly, whatever it is)."""
         n = len(self.groups)

@@ -73,6 +73,11 @@ class LatticeGroup:
     mult: int
 
 
+def log_tail_estimate(var: float, k: int) -> float:
+    """Rough log P[Y ≥ k] for a lattice sum of variance ``var`` (Gaussian); planning only."""
+    return float(log_ndtr(-(k - 0.5) / math.sqrt(var)))
+
+
 def _dg_variance(sigma2: float) -> float:
     """Var of N_Z(0, σ²) in floating point (planning only)."""
     if sigma2 > 50:
@@ -113,11 +118,6 @@ class TailEngine:
         self._theta_cache: dict[int, list[tuple[acb, acb]]] = {}
 
     # ------------------------------------------------------------------ planning
-    def _log_p_est(self, k: int) -> float:
-        """Rough log P[Y ≥ k] (Gaussian with the true variance); planning only."""
-        sd = math.sqrt(self.var)
-        return float(log_ndtr(-(k - 0.5) / sd))
-
     def _group(self, ks: list[int], lams: list[float]) -> list[tuple[float, list[int]]]:
         """Tilt groups: descending k; a group's tilt is its largest member's λ."""
         order = sorted(range(len(ks)), key=lambda i: -ks[i])

@@ -146,11 +146,6 @@ class SplitEngine:
     def stats(self):
         return self.v_engine.stats
 
-    def _log_p_est(self, k: int) -> float:
-        from scipy.special import log_ndtr
-
-        return float(log_ndtr(-(k - 0.5) / math.sqrt(self.var)))
-
     def tails(self, ks: Sequence[int], abs_targets: Sequence) -> list[Certified]:
         return [ball_to_certified(b) for b in self.tails_ball(ks, abs_targets)]
 
