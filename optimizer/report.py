@@ -646,10 +646,12 @@ def _sections(acc: Accounting, run: RunInputs, s: dict, pq, pg) -> list[dict]:
             f"The exact calculation shows the promise is kept with room to spare: at that ε the real δ is "
             f"{s['exact_delta_at_claimed_epsilon']}, about {fmt(overshoot, 3)} times the promised δ. "
             + (f"Keeping the Bureau's own balance between queries and geolevels and scaling every noise "
-               f"variance down by the same factor, {s['uniform_variance_drop_percent_proxy']} % of the noise "
-               f"variance can go while the same promise still holds"
-               + (" (confirmed on every pair of records)." if s.get("uniform_confirmed") == "yes" else
-                  " (for the representative pair of records).")),
+               f"variance down by the same factor, "
+               + (f"{s['uniform_variance_drop_percent']} % of the noise variance can go while the same "
+                  f"promise still holds (confirmed on every pair of records)."
+                  if s.get("uniform_confirmed") == "yes" and s.get("uniform_variance_drop_percent") else
+                  f"{s['uniform_variance_drop_percent_proxy']} % of the noise variance can go while the same "
+                  f"promise still holds (for the representative pair of records).")),
             *([f"Re-balancing the budget between queries as well (the scenario's weighted-variance objective, "
                f"see section 3) reduces that weighted variance by {s['optimized_variance_drop_percent']} %; this "
                f"mixes a policy choice (which statistics matter) with the accounting gain, and some geolevels "
