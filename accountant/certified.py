@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import mpmath
 
-__all__ = ["Certified", "exact_mpf", "down", "up"]
+__all__ = ["Certified", "arb_to_certified", "ball", "exact_mpf", "mpf_to_arb", "down", "up"]
 
 #: working precision (bits) of interval-endpoint arithmetic; every operation on endpoints is
 #: followed by an outward nudge of 2^-(PREC-16) relative (see :func:`down`, :func:`up`), which
@@ -137,3 +137,55 @@ class Certified:
             raise ValueError("Certified.scale: factor must be non-negative")
         cands = [self.lower * flo, self.lower * fhi, self.upper * flo, self.upper * fhi]
         return Certified(down(min(cands)), up(max(cands)))
+
+
+# ---------------------------------------------------------------- Arb ball conversions
+def arb_to_certified(x, clip01: bool = False) -> Certified:
+    """Exact conversion of an Arb ball to a :class:`Certified` interval (lossless).
+
+    The end points are taken at a precision above the midpoint's own bits, whatever the current
+    Arb precision is; ``clip01`` intersects the interval with [0, 1] (probabilities).
+    """
+    from flint import ctx
+
+    old = ctx.prec
+    ctx.prec = max(old, int(x.mid().bits()) + 64)  # lower()/upper() round at the working precision
+    try:
+        lo, hi = x.lower(), x.upper()
+    finally:
+        ctx.prec = old
+    if not (lo.is_finite() and hi.is_finite()):
+        raise ArithmeticError(f"non-finite enclosure {x}")
+    m1, e1 = lo.man_exp()
+    m2, e2 = hi.man_exp()
+    a, b = exact_mpf(m1, e1), exact_mpf(m2, e2)
+    if clip01:
+        a, b = max(a, _mpf(0)), min(b, _mpf(1))
+    return Certified(a, b)
+
+
+def mpf_to_arb(x):
+    """Exact conversion of a finite mpmath number to an Arb ball (python-flint's arb(mpf) rounds)."""
+    from flint import arb, ctx, fmpz
+
+    sign, man, exp, bc = _mpf(x)._mpf_ if not hasattr(x, "_mpf_") else x._mpf_
+    if not man:
+        if exp:  # mpmath encodes nan/inf as man == 0 with a special exp
+            raise ValueError(f"non-finite value {x}")
+        return arb(0)
+    old = ctx.prec
+    ctx.prec = max(old, int(bc) + 8)
+    try:
+        v = arb(fmpz(int(man))) * arb(2) ** int(exp)
+    finally:
+        ctx.prec = old
+    return -v if sign else v
+
+
+def ball(lo, hi):
+    """An Arb ball containing [lower(lo), upper(hi)] (``lo``, ``hi`` Arb balls)."""
+    from flint import arb
+
+    a, b = arb(lo.lower()), arb(hi.upper())
+    m = (a + b) / 2
+    return arb(m.mid(), ((b - a) / 2).upper() + m.rad())

@@ -28,17 +28,16 @@ from fractions import Fraction
 from numbers import Real
 
 import mpmath
-from flint import arb, fmpq, fmpz
+from flint import arb, fmpq
 from scipy.special import log_ndtr, ndtri
 
-from .certified import Certified, down, exact_mpf, up
+from .certified import Certified, down, exact_mpf, mpf_to_arb, up
 from .lattice import Lattice
 from .mechanism import DiscreteGaussian
 from .quadrature import LatticeGroup, TailEngine, log_tail_estimate, workprec
 from .coarse import MAX_DIRECT_NODES, CoarseEngine, planned_nodes
-from .sieve import SieveTooWide
 from .pmf import PmfEngine
-from .sieve import direct_kept_estimate
+from .sieve import SieveTooWide, direct_kept_estimate
 from .split import SplitEngine, find_nested, find_split
 
 __all__ = ["Composition", "EpsilonResult", "TradeoffCurve", "DEFAULT_TOL", "DEFAULT_RTOL"]
@@ -107,13 +106,10 @@ def _parse_real(x, name: str) -> arb:
                 raise ValueError(f"{name}: cannot parse {x!r} as a real number") from None
             return arb(fmpq(f.numerator, f.denominator))
         if isinstance(x, (float, Real)) or hasattr(x, "_mpf_"):
-            raw = x._mpf_ if hasattr(x, "_mpf_") else mpmath.mpf(float(x))._mpf_  # float → mpf is exact
-            sign, man, exp, bc = raw
-            if not man and exp:  # mpmath encodes nan/inf as man == 0 with a special exp
+            m = x if hasattr(x, "_mpf_") else mpmath.mpf(float(x))  # float → mpf is exact
+            if not mpmath.isfinite(m):
                 raise ValueError(f"{name}: must be finite, got {x!r}")
-            with workprec(max(_EXACT_BITS, int(bc) + 16)):
-                val = arb(fmpz(int(man))) * arb(2) ** int(exp)  # exact: bc-bit mantissa times 2^exp
-                return -val if sign else val
+            return mpf_to_arb(m)
     raise TypeError(f"{name}: expected a real number, got {type(x).__name__} {x!r}")
 
 

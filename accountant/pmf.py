@@ -28,7 +28,7 @@ from typing import Sequence
 
 from flint import arb, arb_poly, ctx, fmpq
 
-from .certified import Certified
+from .certified import Certified, arb_to_certified, ball
 from .theta import theta0, theta_tau
 
 __all__ = ["MAX_PMF_SPAN", "PmfEngine", "pmf_span"]
@@ -46,7 +46,7 @@ def pmf_span(groups) -> float:
     return 2 * _SPAN_SIGMAS * math.sqrt(sum(g.mult * g.b * g.b * float(g.sigma2) for g in groups)) + 1
 
 
-def _trim(coeffs: list, offset: int, budget: arb) -> tuple[list, int, arb]:
+def _trim(coeffs: list, offset: int, budget: arb) -> tuple[list, int]:
     """Drop end coefficients while their summed upper bounds stay below ``budget``."""
     lo, hi = 0, len(coeffs)
     spent = arb(0)
@@ -60,7 +60,7 @@ def _trim(coeffs: list, offset: int, budget: arb) -> tuple[list, int, arb]:
         if nxt.upper() > budget:
             break
         spent, hi = nxt, hi - 1
-    return coeffs[lo:hi], offset + lo, spent
+    return coeffs[lo:hi], offset + lo
 
 
 def _mul_spread(dense: list, q: list, b: int) -> list:
@@ -116,7 +116,7 @@ class PmfEngine:
                 q, qoff = self._component_power(g, log_t, n, budget)
                 dense = _mul_spread(dense, q, g.b)
                 offset += qoff * g.b
-                dense, offset, _ = _trim(dense, offset, budget)
+                dense, offset = _trim(dense, offset, budget)
                 if len(dense) > 4 * MAX_PMF_SPAN:
                     raise ValueError(f"PmfEngine: span {len(dense)} exceeds {4 * MAX_PMF_SPAN}")
             # suffix sums S[i] = Σ_{y ≥ offset+i} c_y, and E = 1 − S[0]
@@ -145,22 +145,18 @@ class PmfEngine:
         sub = budget / (4 * g.mult)
         while e:  # binary powering, trimming after each product
             if e & 1:
-                q, qoff, _ = _trim((arb_poly(q) * arb_poly(base)).coeffs(), qoff + boff, sub)
+                q, qoff = _trim((arb_poly(q) * arb_poly(base)).coeffs(), qoff + boff, sub)
             e >>= 1
             if e:
                 p = arb_poly(base)
-                base, boff, _ = _trim((p * p).coeffs(), 2 * boff, sub)
+                base, boff = _trim((p * p).coeffs(), 2 * boff, sub)
         return q, qoff
 
     def tails(self, ks: Sequence[int], abs_targets: Sequence) -> list[Certified]:
-        from .split import ball_to_certified
-
-        return [ball_to_certified(b) for b in self.tails_ball(ks, abs_targets)]
+        return [arb_to_certified(b, clip01=True) for b in self.tails_ball(ks, abs_targets)]
 
     def tails_ball(self, ks: Sequence[int], abs_targets: Sequence) -> list[arb]:
         """Arb balls containing [Σ_{y≥k} c_y, Σ_{y≥k} c_y + E] ∋ P[Y ≥ k]."""
-        from .split import interval
-
         target = max(float(min(float(t) for t in abs_targets)), 1e-300)
         if self._table is None or self._table[0] > target:
             # build with slack so that the caller's refinements rarely force a rebuild
@@ -171,7 +167,7 @@ class PmfEngine:
         ctx.prec = bits
         try:
             zero = arb(0)
-            pad = interval(zero, arb(removed.upper()))  # ∋ the removed mass above k
+            pad = ball(zero, arb(removed.upper()))  # ∋ the removed mass above k
             out = []
             for k in ks:
                 i = int(k) - offset

@@ -30,11 +30,11 @@ from flint import acb, arb, ctx, fmpq
 from scipy.special import log_ndtr
 
 from . import bounds
-from .certified import Certified, down, exact_mpf, up
+from .certified import Certified, arb_to_certified, down, up
 from .sieve import SieveComponent, product_filter, sieve_nodes
 from .theta import peak_halfwidth, theta0, theta_tau
 
-__all__ = ["LatticeGroup", "TailEngine", "TailStats", "arb_to_certified"]
+__all__ = ["LatticeGroup", "TailEngine", "TailStats"]
 
 #: digits of slack spent to let several thresholds share one tilt (loss factor e^{LOSS}).
 SHARED_TILT_LOSS = 23.0
@@ -52,16 +52,6 @@ def workprec(bits: int):
         yield
     finally:
         ctx.prec = old
-
-
-def arb_to_certified(x: arb) -> Certified:
-    """Exact conversion of an Arb ball to a :class:`Certified` interval (lossless)."""
-    lo, hi = x.lower(), x.upper()
-    if not (lo.is_finite() and hi.is_finite()):
-        raise ArithmeticError(f"non-finite enclosure {x}")
-    m1, e1 = lo.man_exp()
-    m2, e2 = hi.man_exp()
-    return Certified(exact_mpf(m1, e1), exact_mpf(m2, e2))
 
 
 @dataclass(frozen=True, slots=True)

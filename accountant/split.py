@@ -23,9 +23,9 @@ from typing import Sequence
 
 import mpmath
 
-from flint import arb, ctx, fmpq, fmpz
+from flint import arb, ctx, fmpq
 
-from .certified import Certified, _mpf, exact_mpf
+from .certified import Certified, _mpf, arb_to_certified, ball, mpf_to_arb
 
 __all__ = ["find_split", "SplitEngine"]
 
@@ -46,19 +46,8 @@ def find_split(groups):
         return None
     direct = _sd_proxy(groups)
     best = None
-    for anchor in groups:
-        A = [g for g in groups if math.gcd(g.b, anchor.b) * 64 >= anchor.b]
-        B = [g for g in groups if g not in A]
-        if not A or not B:
-            continue
-        dA = math.gcd(*(g.b for g in A))
-        dB = math.gcd(*(g.b for g in B))
-        sdU = _sd_proxy(A) / dA
-        sdV = _sd_proxy(B) / dB
-        outer = 2 * 16 * sdU + 1
-        if outer > MAX_OUTER:
-            continue
-        cost = outer * 4 + sdV
+    for A, B, dA, dB, outer in _family_splits(groups):
+        cost = outer * 4 + _sd_proxy(B) / dB
         if direct >= MIN_GAIN * cost and (best is None or cost < best[0]):
             best = (cost, A, B, dA, dB)
     if best is None:
@@ -147,7 +136,7 @@ class SplitEngine:
         return self.v_engine.stats
 
     def tails(self, ks: Sequence[int], abs_targets: Sequence) -> list[Certified]:
-        return [ball_to_certified(b) for b in self.tails_ball(ks, abs_targets)]
+        return [arb_to_certified(b, clip01=True) for b in self.tails_ball(ks, abs_targets)]
 
     def tails_ball(self, ks: Sequence[int], abs_targets: Sequence) -> list[arb]:
         """Arb balls enclosing P[Y ≥ k] (ball arithmetic: the enclosure is automatic)."""
@@ -192,11 +181,11 @@ class SplitEngine:
             one = arb(1)
 
             # beyond ±T one constant enclosure each (the bounds are monotone in t)
-            above = interval(arb(0), (-(arb(T + 1) ** 2) / (2 * vv)).exp())
-            below = interval(one - (-(arb(T + 1) ** 2) / (2 * vv)).exp(), one)
+            above = ball(arb(0), (-(arb(T + 1) ** 2) / (2 * vv)).exp())
+            below = ball(one - (-(arb(T + 1) ** 2) / (2 * vv)).exp(), one)
             get = inner.get
             v_u = arb(fmpq(self.v_u.numerator, self.v_u.denominator))
-            trunc = interval(arb(0), 2 * (-(arb(R) ** 2) / (2 * v_u)).exp())
+            trunc = ball(arb(0), 2 * (-(arb(R) ** 2) / (2 * v_u)).exp())
             d_a, d_b = self.d_a, self.d_b
             terms = list(zip(us[:-1], pu))
             out = []
@@ -214,45 +203,9 @@ class SplitEngine:
             ctx.prec = old
 
 
-def interval(lo: arb, hi: arb) -> arb:
-    """An Arb ball containing [lower(lo), upper(hi)]."""
-    a, b = arb(lo.lower()), arb(hi.upper())
-    m = (a + b) / 2
-    return arb(m.mid(), ((b - a) / 2).upper() + m.rad())
-
-
-def tails_ball(engine, ks, targets) -> list[arb]:
+def tails_ball(engine, ks, targets) -> list:
     """Tails of any engine as Arb balls (engines without ``tails_ball`` return intervals)."""
     f = getattr(engine, "tails_ball", None)
     if f is not None:
         return f(ks, targets)
-    return [interval(mpf_to_arb(c.lower), mpf_to_arb(c.upper)) for c in engine.tails(ks, targets)]
-
-
-def mpf_to_arb(x) -> arb:
-    """Exact conversion of an mpmath number to an Arb ball (python-flint's arb(mpf) rounds)."""
-    sign, man, exp, bc = _mpf(x)._mpf_
-    if not man:
-        if exp:
-            raise ValueError(f"non-finite value {x}")
-        return arb(0)
-    old = ctx.prec
-    ctx.prec = max(old, int(bc) + 8)
-    try:
-        v = arb(fmpz(man)) * arb(2) ** int(exp)
-    finally:
-        ctx.prec = old
-    return -v if sign else v
-
-
-def ball_to_certified(x: arb) -> Certified:
-    """The Certified interval of a ball, clipped to [0, 1] (probabilities)."""
-    old = ctx.prec
-    ctx.prec = max(old, int(x.mid().bits()) + 64)  # lower()/upper() round at the working precision
-    try:
-        lo, hi = x.lower(), x.upper()
-    finally:
-        ctx.prec = old
-    m1, e1 = lo.man_exp()
-    m2, e2 = hi.man_exp()
-    return Certified(max(exact_mpf(m1, e1), _mpf(0)), min(exact_mpf(m2, e2), _mpf(1)))
+    return [ball(mpf_to_arb(c.lower), mpf_to_arb(c.upper)) for c in engine.tails(ks, targets)]

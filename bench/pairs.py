@@ -49,6 +49,15 @@ COMPARE_COLUMNS = ["delta_zcdp", "eps", "worst_pair", "published_argmax_pair", "
                    "rel_diff_vs_published", "certain", "n_candidates", "published_in_candidates", "main_pair_delta", "main_over_worst_minus_1"]
 
 
+def _display_path(p) -> str:
+    """``p`` relative to the project when inside it (reports name no machine paths)."""
+    p = Path(p).resolve()
+    try:
+        return str(p.relative_to(ROOT))
+    except ValueError:
+        return p.name
+
+
 def _timed(**kw):
     t0 = time.perf_counter()
     prof = release_profile("dhc-persons", **kw)
@@ -108,7 +117,7 @@ def main(argv=None) -> int:
     meta = {
         "python": sys.version.split()[0], "platform": platform.platform(), "cpus": os.cpu_count(),
         "workers": args.workers, "n_pairs": s["n_pairs"], "n_eps": len(s["grid"]),
-        "tol": s["tol"], "cache": str(cache),
+        "tol": s["tol"], "cache": _display_path(cache),
     }
     timings = {
         "full_run_wall_s": round(t_full, 3),
