@@ -82,3 +82,23 @@ def test_planner_uses_nested_pmf_split_for_the_many_cluster_pair():
     # the main pair keeps the direct trapezoid (a handful of clusters)
     main = pair_composition(paths[13], paths[13])
     assert isinstance(main._engine, TailEngine)
+
+
+def test_split_parts_with_small_span_are_tabulated_and_agree_with_the_trapezoid(monkeypatch):
+    """Two weight families 15441 : 4882 (the Block×10 optimum shape of the optimizer's proxy):
+    both parts of the split become pmf tables; the δ agrees with the all-trapezoid split."""
+    import accountant.composition as C
+    from accountant import Composition, DiscreteGaussian
+
+    comp_spec = {DiscreteGaussian.from_rho(F(2441, 50000)): 140, DiscreteGaussian.from_rho(F(15441, 100000)): 20}
+    fast = Composition(comp_spec)
+    assert isinstance(fast._engine, SplitEngine)
+    assert isinstance(fast._engine.u_engine, PmfEngine) and isinstance(fast._engine.v_engine, PmfEngine)
+    monkeypatch.setattr(C, "SPLIT_PMF_MAX_SPAN", 0)
+    slow = Composition(comp_spec)
+    assert isinstance(slow._engine.u_engine, TailEngine) and isinstance(slow._engine.v_engine, TailEngine)
+    for eps in ("2", "12.5", "26.340588852722324"):
+        a, b = fast.delta(eps), slow.delta(eps)
+        assert a.error <= 1e-35 and b.error <= 1e-35
+        assert abs(a.value - b.value) <= a.error + b.error
+        assert a.value > 0
