@@ -26,11 +26,12 @@ from typing import Sequence
 
 import mpmath
 import numpy as np
-from flint import acb, arb, ctx, fmpq
+from flint import acb, acb_poly, arb, ctx, fmpq
 from scipy.special import log_ndtr
 
 from . import bounds
 from .certified import Certified, arb_to_certified, down, up
+from .dualprod import DualProduct
 from .sieve import SieveComponent, product_filter, sieve_nodes
 from .theta import peak_halfwidth, theta0, theta_tau
 
@@ -40,6 +41,19 @@ __all__ = ["LatticeGroup", "TailEngine", "TailStats"]
 SHARED_TILT_LOSS = 23.0
 #: extra working bits on top of the planned requirement (guards Arb's own radius growth).
 GUARD_BITS = 48
+#: evaluate G at the nodes by the Poisson-dual product (:mod:`accountant.dualprod`); the
+#: per-component theta route is kept as the reference (tests compare the two).
+USE_DUAL_PRODUCT = True
+#: evaluate the kernel sums Σ_j K_j e^{−iζ_j k} run by run (:func:`_kernel_sums_runs`: Horner
+#: in Arb's C code over each run of consecutive nodes); off = one Python term per node and k.
+KERNEL_RUNS = True
+#: gaps of at most this many pruned nodes inside a run are filled with exact zeros.
+RUN_GAP_FILL = 8
+#: longest run: Horner multiplies a complex (rectangular) ball by a unit x = e^{−iθ} per step,
+#: which can grow its radius by |cos θ| + |sin θ| ≤ √2 (Arb's wrapping effect), i.e. half a
+#: bit per coefficient; runs are cut at this length and the working precision gets
+#: RUN_MAX_LENGTH/2 extra bits.
+RUN_MAX_LENGTH = 24
 #: the planned error target is this fraction of the caller's target (the rest is slack).
 PLAN_FRACTION = 1e-3
 
@@ -106,6 +120,7 @@ class TailEngine:
         self.v_sg = sum(Fraction(g.mult * g.b * g.b) * g.sigma2 for g in self.groups)
         self.var = sum(g.mult * g.b * g.b * _dg_variance(float(g.sigma2)) for g in self.groups)
         self._theta_cache: dict[int, list[tuple[acb, acb]]] = {}
+        self._dual: DualProduct | None = None
 
     # ------------------------------------------------------------------ planning
     def _group(self, ks: list[int], lams: list[float]) -> list[tuple[float, list[int]]]:
@@ -152,7 +167,25 @@ class TailEngine:
         return self._theta_cache[bits]
 
     def _g_nodes(self, nodes: np.ndarray, N: int, lam: arb, bits: int) -> tuple[list[acb], arb]:
-        """G(λ + iζ_j) at the kept nodes, and G(λ) (real)."""
+        """G(λ + iζ_j) at the kept nodes, and G(λ) (real).
+
+        By the Poisson-dual product of :mod:`accountant.dualprod` (one exponential per node for
+        all factors near their peaks) unless :data:`USE_DUAL_PRODUCT` is off or indices could
+        overflow; else one Arb theta evaluation per node and distinct component.
+        """
+        thetas = self._thetas(bits)
+        if USE_DUAL_PRODUCT:
+            if self._dual is None:
+                self._dual = DualProduct(self.groups)
+            res = self._dual.values(nodes, N, lam, thetas)
+            if res is not None:
+                vals, g0 = res
+                self.stats.phi_evaluations += len(vals) + 1
+                return vals, g0
+        return self._g_nodes_theta(nodes, N, lam, bits)
+
+    def _g_nodes_theta(self, nodes: np.ndarray, N: int, lam: arb, bits: int) -> tuple[list[acb], arb]:
+        """:meth:`_g_nodes` by one ``acb.modular_theta`` per node and component (reference)."""
         thetas = self._thetas(bits)
         two_pi = 2 * arb.pi()
         vals = []
@@ -224,6 +257,8 @@ class TailEngine:
             nodes = sieve_nodes(comps, N)
             nodes = product_filter(nodes, N, self.groups, log_thr)
             bits = max(128, int(log_needed_bits + math.log2(max(2, len(nodes))) + GUARD_BITS))
+            if KERNEL_RUNS:
+                bits += RUN_MAX_LENGTH // 2
             st = self.stats
             st.kept_nodes = max(st.kept_nodes, len(nodes))
             st.precision_bits = max(st.precision_bits, bits)
@@ -249,12 +284,17 @@ class TailEngine:
                 k_re.append(w * kv.real)
                 k_im.append(w * kv.imag)
             two_n = 2 * N
-            for i in members:
+            if KERNEL_RUNS:
+                sums = _kernel_sums_runs(node_list, k_re, k_im, [ks[i] for i in members], N)
+            for idx, i in enumerate(members):
                 k = ks[i]
-                acc = arb(0)
-                for j, kr, ki in zip(node_list, k_re, k_im):
-                    s, c = arb.sin_cos_pi_fmpq(fmpq((2 * j * k) % two_n, N))
-                    acc += kr * c + ki * s
+                if KERNEL_RUNS:
+                    acc = sums[idx]
+                else:
+                    acc = arb(0)
+                    for j, kr, ki in zip(node_list, k_re, k_im):
+                        s, c = arb.sin_cos_pi_fmpq(fmpq((2 * j * k) % two_n, N))
+                        acc += kr * c + ki * s
                 T = acc * (-lam * k).exp() / N
                 alias = bounds.aliasing_bound(k, lam, N, v)
                 prune = bounds.pruning_bound(k, lam, g_lam, thr)
@@ -262,3 +302,47 @@ class TailEngine:
                 hi_c = arb_to_certified(T + prune)
                 out[k] = Certified(max(lo_c.lower, 0), min(hi_c.upper, 1))
         return out
+
+
+def _kernel_sums_runs(nodes: list[int], k_re: list, k_im: list, ks: list[int], N: int) -> list[arb]:
+    """Re Σ_j K_j e^{−2πi j k/N} for each k (K_j = k_re[j] + i k_im[j]), exactly as the direct
+    sum Σ_j (Re K_j cos(2πjk/N) + Im K_j sin(2πjk/N)), in Arb balls.
+
+    The nodes are cut into runs j = s + t (t = 0..L−1, L ≤ :data:`RUN_MAX_LENGTH`, short gaps
+    filled with zero coefficients); per run, Σ_t K_{s+t} x^t is evaluated at x = e^{−2πik/N} for all k by Horner
+    in Arb's C code, and multiplied by e^{−2πi s k/N}.  All angles are exact rationals of π.
+    """
+    runs: list[tuple[int, list]] = []
+    start, coeffs, last = None, [], None
+    zero = acb(0)
+    for j, kr, ki in zip(nodes, k_re, k_im):
+        if last is not None and j - last <= RUN_GAP_FILL + 1 and j - start < RUN_MAX_LENGTH:
+            coeffs.extend([zero] * (j - last - 1))
+            coeffs.append(acb(kr, ki))
+        else:
+            if start is not None:
+                runs.append((start, coeffs))
+            start, coeffs = j, [acb(kr, ki)]
+        last = j
+    if start is not None:
+        runs.append((start, coeffs))
+    two_n = 2 * N
+    xs = []
+    for k in ks:
+        s, c = arb.sin_cos_pi_fmpq(fmpq((2 * k) % two_n, N))
+        xs.append(acb(c, -s))
+    acc = [arb(0) for _ in ks]
+    for s0, co in runs:
+        if len(co) > 1:
+            poly = acb_poly(co)
+            vals = [poly(x) for x in xs]
+        else:
+            vals = [co[0]] * len(ks)
+        for idx, (k, v) in enumerate(zip(ks, vals)):
+            if s0:
+                s, c = arb.sin_cos_pi_fmpq(fmpq((2 * s0 * k) % two_n, N))
+                acc[idx] += v.real * c + v.imag * s  # Re(v·(c − i s))
+            else:
+                acc[idx] += v.real
+    return acc
+

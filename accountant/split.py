@@ -46,8 +46,8 @@ def find_split(groups):
         return None
     direct = _sd_proxy(groups)
     best = None
-    for A, B, dA, dB, outer in _family_splits(groups):
-        cost = outer * 4 + _sd_proxy(B) / dB
+    for A, B, dA, dB, outer, sd_b in _family_splits(groups):
+        cost = outer * 4 + sd_b / dB
         if direct >= MIN_GAIN * cost and (best is None or cost < best[0]):
             best = (cost, A, B, dA, dB)
     if best is None:
@@ -63,21 +63,23 @@ MAX_PMF_GROUPS = 6
 
 
 def _family_splits(groups):
-    """Candidate (A, B, d_A, d_B, outer) partitions: A = a family sharing a large factor."""
+    """Candidate (A, B, d_A, d_B, outer, sd_B) partitions: A = a family sharing a large factor
+    (sd_B = :func:`_sd_proxy` of B)."""
     seen = set()
+    var = [g.mult * g.b * g.b * float(g.sigma2) for g in groups]  # _sd_proxy terms, once
     for anchor in groups:
-        inA = [math.gcd(g.b, anchor.b) * 64 >= anchor.b for g in groups]
-        key = tuple(inA)
-        if all(inA) or key in seen:
+        inA = tuple(math.gcd(g.b, anchor.b) * 64 >= anchor.b for g in groups)
+        if all(inA) or inA in seen:
             continue
-        seen.add(key)
-        A = [g for g, a in zip(groups, inA) if a]
-        B = [g for g, a in zip(groups, inA) if not a]
-        dA = math.gcd(*(g.b for g in A))
-        dB = math.gcd(*(g.b for g in B))
-        outer = 2 * 16 * _sd_proxy(A) / dA + 1
+        seen.add(inA)
+        dA = math.gcd(*(g.b for g, a in zip(groups, inA) if a))
+        var_a = sum(v for v, a in zip(var, inA) if a)
+        outer = 2 * 16 * math.sqrt(var_a) / dA + 1
         if outer <= MAX_OUTER:
-            yield A, B, dA, dB, outer
+            A = [g for g, a in zip(groups, inA) if a]
+            B = [g for g, a in zip(groups, inA) if not a]
+            sd_b = math.sqrt(sum(v for v, a in zip(var, inA) if not a))
+            yield A, B, dA, math.gcd(*(g.b for g in B)), outer, sd_b
 
 
 def find_nested(groups, depth: int = 0, max_span: float | None = None, budget: float = math.inf):
@@ -99,7 +101,7 @@ def find_nested(groups, depth: int = 0, max_span: float | None = None, budget: f
     if depth >= MAX_DEPTH:
         return None
     best = None
-    for A, B, dA, dB, outer in _family_splits(groups):
+    for A, B, dA, dB, outer, _ in _family_splits(groups):
         limit = budget if best is None else min(budget, best[0])
         if outer > limit:
             continue

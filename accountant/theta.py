@@ -70,22 +70,43 @@ def log_abs_cf_bound(sigma2: float, theta: float) -> float:
     return min(val, 0.0)
 
 
+#: relative width at which :func:`peak_halfwidth` stops refining its bracket (the result is
+#: on the wide side: at most 1e-4 more nodes kept, never fewer).
+_HW_RTOL = 1e-4
+
+
 def peak_halfwidth(sigma2: float, multiplicity: int, log_threshold: float) -> float | None:
-    """Smallest θ_r ∈ (0, π) with  m·log B(θ) < log_threshold  for all θ ∈ [θ_r, π].
+    """Smallest θ_r ∈ (0, π) with  m·log B(θ) < log_threshold  for all θ ∈ [θ_r, π] (up to a
+    relative 1e-4, on the wide side).
 
     B is the Poisson bound of :func:`log_abs_cf_bound`, decreasing on [0, π].  Returns ``None``
-    when the bound never drops below the threshold (the component cannot sieve).  The result
-    is widened by a relative 1e-9 so that float rounding can only keep more nodes, never fewer.
+    when the bound never drops below the threshold (the component cannot sieve).  Since
+    log B(θ) ≥ −σ²θ²/2 (the j = 0 term alone, denominator ≤ 1), the root is ≥ θ₀ =
+    √(−2·threshold/(mσ²)); the bracket [θ₀, θ₀(1 + h)] is widened until its right end is below
+    the threshold, then bisected.  The returned point has m·log B < threshold and is widened by
+    a relative 1e-9 so that float rounding can only keep more nodes, never fewer.
     """
     m = multiplicity
+    s2 = float(sigma2)
 
     def f(t: float) -> float:
-        return m * log_abs_cf_bound(sigma2, t)
+        return m * log_abs_cf_bound(s2, t)
 
     if f(math.pi) >= log_threshold:
         return None
     lo, hi = 0.0, math.pi  # f(lo) >= thr (f(0) ~ 0 >= thr), f(hi) < thr
-    for _ in range(80):
+    theta0 = math.sqrt(max(0.0, -2.0 * log_threshold / (m * s2)))
+    if theta0 < math.pi:
+        lo = theta0 * (1.0 - 1e-12)
+        for h in (1e-3, 1e-2, 0.1, 0.5):
+            t = theta0 * (1.0 + h)
+            if t >= math.pi:
+                break
+            if f(t) < log_threshold:
+                hi = t
+                break
+            lo = t
+    while hi - lo > _HW_RTOL * hi:
         mid = 0.5 * (lo + hi)
         if f(mid) < log_threshold:
             hi = mid

@@ -1,0 +1,161 @@
+"""The tilted generating function G(λ + iζ) at many trapezoid nodes, by the Poisson-dual series.
+
+G(λ + iζ_j) = Π_g [θ₃(z_g, τ_g)/θ₃(0, τ_g)]^{m_g},  z_g = b_g j/N − i b_g λ/(2π),
+τ_g = i/(2πσ_g²)  (:mod:`accountant.quadrature`, :mod:`accountant.theta`).
+
+Poisson summation gives, with a_g = 2π²σ_g² and D_g = Σ_m e^{−a_g m²} = θ₃(0, τ_g)/√(2πσ_g²),
+
+    θ₃(z, τ_g)/θ₃(0, τ_g) = D_g^{−1} Σ_m exp(−a_g (z − m)²).
+
+Write b_g j ≡ r_g (mod N) with r_g ∈ (−N/2, N/2] and w_g = r_g/N − i b_g λ/(2π) (= z_g minus
+the nearest integer).  The m = 0 term of the shifted series is exp(−a_g w_g²); the others are
+bounded relative to it, for x = |r_g|/N ≤ 1/2, by
+
+    |Σ_{k≠0} exp(−a_g((w_g − k)² − w_g²))| = |Σ_{k≠0} exp(−a_g(k² − 2k w_g))|
+        ≤ 2 e^{−a_g(1 − 2x)} / (1 − e^{−2a_g}) =: ε_g
+
+(|e^{−a(k² − 2kw)}| = e^{−a(k² − 2k Re w)}, and k(k − 2x) grows by ≥ 2 per step in |k|).  At a
+node near every factor's peak (what the sieve keeps) x is small and, for σ² ≳ 8, ε_g is far
+below the working precision.  The product of the leading terms of all such *dual* factors is a
+single exponential whose exponent is exact integer arithmetic:
+
+    Σ_g m_g(−a_g w_g²) = (λ²/2)·C/Q − 2π²·A/(Q N²) + i·2πλ·B/(Q N),
+
+    A = Σ m_g P_g r_g²,  B = Σ m_g P_g b_g r_g,  C = Σ m_g P_g b_g²,   P_g = σ_g² Q ∈ ℤ
+
+(Q = common denominator of the σ_g²).  So each node costs one complex exponential instead of one
+Arb theta evaluation per distinct component, and the dual factors' truncation enters as one
+complex ball of relative radius e^{Σ m_g ε_g} − 1 ⊇ |Π(1 + η_g)^{m_g} − 1| (|η_g| ≤ ε_g).  Factors
+whose ε_g would not be negligible at a node (small σ², or a node far from that factor's peak)
+are evaluated with ``acb.modular_theta`` as before.  Everything is Arb ball arithmetic; ε_g is
+evaluated in floating point with a relative safety factor of 2 (a few roundings of exp).
+Method context: Su, Su & Wang, arXiv 2606.29835 (the theta-function form of the characteristic
+functions); the dual series is the modular transformation θ₃(z, τ) ↔ θ₃(z/τ, −1/τ).
+"""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+from typing import Sequence
+
+import numpy as np
+from flint import acb, arb, fmpq, fmpz
+
+__all__ = ["DualProduct"]
+
+#: a factor is summed in the exponent at a node only if its relative truncation ε_g is below
+#: 2^(−bits) / (this many times the number of components): then the whole ball radius stays
+#: below the working precision.
+DUAL_MARGIN = 64.0
+
+
+class DualProduct:
+    """G(λ + iζ_j) for a fixed list of components (σ², b, multiplicity); see module docstring."""
+
+    def __init__(self, groups: Sequence):
+        self.groups = tuple(groups)
+        q = 1
+        for g in self.groups:
+            q = q * g.sigma2.denominator // math.gcd(q, g.sigma2.denominator)
+        self.Q = q
+        self.P = [g.mult * (g.sigma2.numerator * (q // g.sigma2.denominator)) for g in self.groups]
+        self.a = np.array([2.0 * math.pi**2 * float(g.sigma2) for g in self.groups])
+        self.mult = np.array([g.mult for g in self.groups], dtype=np.float64)
+        self.b = [g.b for g in self.groups]
+        self.log_eps_den = np.array([math.log1p(-math.exp(-2.0 * a)) for a in self.a])
+        self.total_mult = float(sum(g.mult for g in self.groups))
+
+    def residues(self, nodes: np.ndarray, N: int) -> np.ndarray | None:
+        """r[j, g] ≡ b_g·j (mod N), centred in (−N/2, N/2]; ``None`` if int64 could overflow."""
+        if len(nodes) == 0:
+            return np.zeros((0, len(self.groups)), dtype=np.int64)
+        bm = np.array([b % N for b in self.b], dtype=np.int64)
+        if int(np.max(nodes)) * int(bm.max()) >= 2**62:
+            return None
+        r = (nodes.astype(np.int64)[:, None] * bm[None, :]) % N
+        return np.where(2 * r > N, r - N, r)
+
+    def dual_mask(self, r: np.ndarray, N: int, bits: int) -> tuple[np.ndarray, np.ndarray]:
+        """(mask of the factors summed in the exponent, per node log of 2·Σ m_g ε_g over them;
+        −inf where no factor is dual).  The factor 2 covers the float rounding of ε_g."""
+        x = np.abs(r).astype(np.float64) / N
+        log_eps = math.log(2.0) - self.a[None, :] * (1.0 - 2.0 * x) - self.log_eps_den[None, :]
+        limit = -bits * math.log(2.0) - math.log(DUAL_MARGIN * self.total_mult)
+        mask = log_eps <= limit
+        terms = np.where(mask, np.log(self.mult)[None, :] + log_eps, -np.inf)
+        with np.errstate(invalid="ignore"):
+            log_sum = np.logaddexp.reduce(terms, axis=1) if terms.shape[1] else np.full(len(r), -np.inf)
+        return mask, log_sum + math.log(2.0)
+
+    def _series_terms(self, gi: int, bits: int) -> int:
+        """Terms K of the dual series kept on each side for a factor that is not single-term:
+        the rest is ≤ 2e^{−aK(K+1)}/(1 − e^{−2a}) relative to the leading term (|x| ≤ 1/2)."""
+        a = float(self.a[gi])
+        L = bits * math.log(2.0) + math.log(DUAL_MARGIN * self.total_mult) + 2.0
+        K = 1
+        while a * K * (K + 1) - math.log(2.0) + math.log(-math.expm1(-2.0 * a)) < L:
+            K += 1
+        return K
+
+    def values(self, nodes: np.ndarray, N: int, lam: arb, thetas):
+        """(G(λ + iζ_j) at ``nodes`` as acb, G(λ) as arb), or ``None`` when b_g·j could
+        overflow int64.
+
+        ``thetas`` are (τ_g, θ₃(0, τ_g)) at the current Arb precision, which the caller sets.
+        Every factor contributes its leading dual term to one exponential; a factor whose
+        single-term error ε_g is not negligible at a node is multiplied by its truncated dual
+        series S_g = Σ_{|k|≤K} e^{−a k²} X^k (X = e^{2a w_g}) plus a ball for the rest.
+        """
+        from flint import acb_poly, ctx
+
+        bits = ctx.prec
+        all_nodes = np.concatenate([np.asarray(nodes, dtype=np.int64), np.zeros(1, dtype=np.int64)])
+        r = self.residues(all_nodes, N)
+        if r is None:
+            return None
+        mask, log_eps = self.dual_mask(r, N, bits)
+        pi = arb.pi()
+        two_pi = 2 * pi
+        # D_g^{m_g} = (θ₃(0, τ_g)/√(2πσ_g²))^{m_g}: the dual terms are divided by their product
+        dm_all = arb(1)
+        for g, (tau, th0) in zip(self.groups, thetas):
+            s2 = arb(fmpq(g.sigma2.numerator, g.sigma2.denominator))
+            dm_all *= (th0.real / (two_pi * s2).sqrt()) ** g.mult
+        # per factor that needs its series somewhere: Horner polynomial Σ_k e^{−ak²} t^k, the
+        # node-independent phase e^{−2i a y} (y = bλ/2π), 4π²σ²/N, and the truncation ball
+        series = {}
+        for gi in np.flatnonzero(~mask.all(axis=0)).tolist():
+            g = self.groups[gi]
+            s2 = arb(fmpq(g.sigma2.numerator, g.sigma2.denominator))
+            a = 2 * pi * pi * s2
+            K = self._series_terms(gi, bits)
+            poly = acb_poly([(-a * k * k).exp() for k in range(K + 1)])
+            phase = acb(0, -two_pi * s2 * g.b * lam).exp()
+            tail = 2 * (-a * K * (K + 1)).exp() / (1 - (-2 * a).exp())
+            series[gi] = (poly, phase, 2 * a / N, acb(arb(0, tail.upper()), arb(0, tail.upper())), g.mult)
+        Qa = arb(fmpz(self.Q))
+        c_re = lam * lam / (2 * Qa)
+        c_a = 2 * pi * pi / (Qa * N * N)
+        c_im = two_pi * lam / (Qa * N)
+        P, b = self.P, self.b
+        C = sum(p * bg * bg for p, bg in zip(P, b))
+        out = []
+        for row, mrow, le in zip(r.tolist(), mask.tolist(), log_eps.tolist()):
+            A = B = 0
+            for p, rg, bg in zip(P, row, b):
+                A += p * rg * rg
+                B += p * bg * rg
+            val = acb(c_re * fmpz(C) - c_a * fmpz(A), c_im * fmpz(B)).exp() / dm_all
+            if le > -math.inf:
+                rad = (arb(le).exp()).expm1() * abs(val)  # |Π(1 + η_g)^{m_g} − 1| ≤ e^{Σ m ε} − 1
+                val += acb(arb(0, rad.upper()), arb(0, rad.upper()))
+            for gi, single in enumerate(mrow):
+                if not single:
+                    poly, phase, two_a_n, tail, m = series[gi]
+                    X = (two_a_n * row[gi]).exp() * phase
+                    S = poly(X) + poly(1 / X) - 1 + tail
+                    val *= S if m == 1 else S**m
+            out.append(val)
+        g0 = out.pop()
+        return out, g0.real

@@ -1,0 +1,70 @@
+"""The Poisson-dual product of accountant.dualprod against Arb's theta functions."""
+from fractions import Fraction as F
+
+import numpy as np
+from flint import arb
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import accountant.quadrature as Q
+from accountant.quadrature import LatticeGroup, TailEngine, workprec
+
+
+def _both(groups, nodes, N, lam_f, bits=200):
+    eng = TailEngine(tuple(groups))
+    with workprec(bits):
+        lam = arb(lam_f)
+        ref, ref0 = eng._g_nodes_theta(np.array(nodes, dtype=np.int64), N, lam, bits)
+        dual, dual0 = eng._g_nodes(np.array(nodes, dtype=np.int64), N, lam, bits)
+    return ref, ref0, dual, dual0
+
+
+def _close(x, y, rel_bits=150):
+    """Balls overlap (real and imaginary parts), and the dual ball's radius is at most
+    2^-rel_bits of the reference's modulus."""
+    parts = [(x.real, y.real), (x.imag, y.imag)] if hasattr(x, "imag") else [(x, y)]
+    scale = abs(y).upper()
+    for u, v in parts:
+        assert u.overlaps(v), (x, y)
+        assert u.rad() <= scale * arb(2) ** -rel_bits, (x, y)
+
+
+def test_dual_product_matches_theta_at_peak_and_far_nodes():
+    groups = [LatticeGroup(F(10000, 73), 3796, 18), LatticeGroup(F(130000, 48673), 1, 4),
+              LatticeGroup(F(1, 20), 7, 1), LatticeGroup(F(909), 572, 20)]
+    N = 400_003
+    nodes = [0, 1, 2, 105, 106, 53, 20000, 200001, 399, 54321]
+    ref, ref0, dual, dual0 = _both(groups, nodes, N, 0.0123)
+    for x, y in zip(dual, ref):
+        _close(x, y)
+    _close(dual0, ref0)
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    st.lists(st.tuples(st.fractions(F(1, 20), F(3000)), st.integers(1, 10**5), st.integers(1, 30)),
+             min_size=1, max_size=6, unique_by=lambda t: t[0]),
+    st.integers(64, 10**7),
+    st.lists(st.integers(0, 10**7), min_size=1, max_size=8),
+    st.floats(1e-6, 0.5),
+)
+def test_dual_product_matches_theta_random(comps, N, nodes, lam):
+    groups = [LatticeGroup(s2, b, m) for s2, b, m in comps]
+    nodes = sorted({j % (N // 2 + 1) for j in nodes})
+    ref, ref0, dual, dual0 = _both(groups, nodes, N, lam)
+    for x, y in zip(dual, ref):
+        _close(x, y, 120)
+    _close(dual0, ref0, 120)
+
+
+def test_kernel_runs_match_direct_sums(monkeypatch):
+    """Horner over runs of nodes == the per-node sum (tails of a small composition)."""
+    groups = (LatticeGroup(F(2500, 999), 4, 3), LatticeGroup(F(10000, 999), 1, 9), LatticeGroup(F(10000, 73), 3, 5))
+    ks = [1, 30, 150, 400, 900]
+    fast = TailEngine(groups).tails(ks, [1e-40] * len(ks))
+    monkeypatch.setattr(Q, "KERNEL_RUNS", False)
+    monkeypatch.setattr(Q, "USE_DUAL_PRODUCT", False)
+    slow = TailEngine(groups).tails(ks, [1e-40] * len(ks))
+    for a, b in zip(fast, slow):
+        assert a.error <= 1e-40 and b.error <= 1e-40
+        assert abs(a.value - b.value) <= a.error + b.error
