@@ -36,7 +36,6 @@ functions); the dual series is the modular transformation θ₃(z, τ) ↔ θ₃
 from __future__ import annotations
 
 import math
-from fractions import Fraction
 from typing import Sequence
 
 import numpy as np
