@@ -141,64 +141,90 @@ class SplitEngine:
         return [arb_to_certified(b, clip01=True) for b in self.tails_ball(ks, abs_targets)]
 
     def tails_ball(self, ks: Sequence[int], abs_targets: Sequence) -> list[arb]:
-        """Arb balls enclosing P[Y ≥ k] (ball arithmetic: the enclosure is automatic)."""
+        """Arb balls enclosing P[Y ≥ k] (ball arithmetic: the enclosure is automatic).
+
+        For each k only the u whose inner threshold t = ⌈(k − d_A u)/d_B⌉ lies in V's
+        effective support [−T, T] get an inner tail; the u with t > T (t < −T) form one range
+        each (t is monotone in u) whose mass Σ P[U = u] (prefix sums) is multiplied by one
+        closed-form enclosure.  The sum over u is truncated per threshold at its own radius R_k
+        (from its own target), so loosely-targeted thresholds — e.g. those an outer split asks
+        for with a tiny weight — cost fewer terms.
+        """
         ks = [int(k) for k in ks]
+        taus = [float(t) for t in abs_targets]
         tmin = min(_mpf(t) for t in abs_targets)
+        tminf = float(tmin)
         bits = max(192, int(-float(mpmath.log(tmin, 2))) + 96)
         vU = float(self.v_u)
-        # truncation radius: 2 exp(-R²/(2 v_U)) ≤ tmin / 4
+
+        def radius(t: float) -> int:  # 2 exp(-R²/(2 v_U)) ≤ t / 4
+            return int(math.ceil(math.sqrt(2 * vU * max(1.0, math.log(8 / max(t, 1e-300)))))) + 1
+
         R = int(math.ceil(math.sqrt(2 * vU * max(1.0, float(mpmath.log(8 / tmin)))))) + 1
         us = list(range(-R, R + 2))
-        n_terms = len(us)
         v_v = self.v_engine.v_sg
         v_vf = float(v_v)
-        T = int(math.ceil(math.sqrt(2 * v_vf * max(1.0, float(mpmath.log(8 * n_terms / tmin)))))) + 1
+        d_a, d_b = self.d_a, self.d_b
+
+        def t_of(k: int, u: int) -> int:
+            return -((d_a * u - k) // d_b)  # ⌈(k − d_a u)/d_b⌉
+
         old = ctx.prec
         ctx.prec = bits
         try:
-            tu = tails_ball(self.u_engine, us, [tmin / (8 * n_terms)] * len(us))
-            pu = [a - b for a, b in zip(tu[:-1], tu[1:])]  # P[U = u] (ball)
+            tu = tails_ball(self.u_engine, us, [tmin / (8 * len(us))] * len(us))
+            pu = [a - b for a, b in zip(tu[:-1], tu[1:])]  # P[U = u] (ball), u = -R..R
             phis = [max(float(p.upper()), 1e-300) for p in pu]
-            # inner thresholds far outside V's effective support get closed-form sub-Gaussian
-            # enclosures instead of quadrature: P[V >= t] <= exp(-t²/2v) (t > 0) and
-            # P[V >= t] >= 1 - exp(-(1-t)²/2v) (t <= 0); beyond ±T these are below the budget.
-            # Each inner tail enters multiplied by P[U = u] ≤ phi: its error target is relaxed by
-            # that weight (the sums below are ball arithmetic, so this only steers the effort).
-            tminf = float(tmin)
-            cap = 1e-3
+            prefix = [arb(0)]  # prefix[i] = Σ_{u < us[i]} P[U = u]
+            for p in pu:
+                prefix.append(prefix[-1] + p)
+            # per threshold: its radius R_k, term count, and the u-window with |t| ≤ T
+            plan = []
             needed: dict[int, float] = {}
-            for k, tau in zip(ks, abs_targets):
-                tau = float(tau)
-                for u, phi in zip(us[:-1], phis):
-                    t = -((-(k - self.d_a * u)) // self.d_b)  # ceil division
-                    if -T <= t <= T:
-                        tgt = max(min(cap, tau / (8 * n_terms * phi)), tminf / (8 * n_terms))
-                        if tgt < needed.get(t, 2 * cap):
-                            needed[t] = tgt
+            cap = 1e-3
+            for k, tau in zip(ks, taus):
+                Rk = min(R, radius(tau))
+                n_terms = 2 * Rk + 1
+                T = int(math.ceil(math.sqrt(2 * v_vf * max(1.0, math.log(8 * n_terms / min(tau, cap)))))) + 1
+                # u window: t(k, u) ≤ T  ⟺  u ≥ ua;  t(k, u) ≥ −T  ⟺  u ≤ ub
+                ua = max(-Rk, -((d_b * T - k) // d_a) - 2)
+                while ua <= Rk and t_of(k, ua) > T:
+                    ua += 1
+                while ua > -Rk and t_of(k, ua - 1) <= T:
+                    ua -= 1
+                ub = min(Rk, (k + d_b * T) // d_a + 2)
+                while ub >= -Rk and t_of(k, ub) < -T:
+                    ub -= 1
+                while ub < Rk and t_of(k, ub + 1) >= -T:
+                    ub += 1
+                floor_t = tminf / (8 * n_terms)
+                for u in range(ua, ub + 1):
+                    phi = phis[u + R]
+                    t = t_of(k, u)
+                    tgt = max(min(cap, tau / (8 * n_terms * phi)), floor_t)
+                    if tgt < needed.get(t, 2 * cap):
+                        needed[t] = tgt
+                plan.append((k, Rk, T, ua, ub))
             tks = sorted(needed)
             tv = tails_ball(self.v_engine, tks, [needed[t] for t in tks]) if tks else []
             ctx.prec = bits  # (inner engines restore the precision they found)
             inner = dict(zip(tks, tv))
             vv = arb(fmpq(v_v.numerator, v_v.denominator))
-            one = arb(1)
-
-            # beyond ±T one constant enclosure each (the bounds are monotone in t)
-            above = ball(arb(0), (-(arb(T + 1) ** 2) / (2 * vv)).exp())
-            below = ball(one - (-(arb(T + 1) ** 2) / (2 * vv)).exp(), one)
-            get = inner.get
             v_u = arb(fmpq(self.v_u.numerator, self.v_u.denominator))
-            trunc = ball(arb(0), 2 * (-(arb(R) ** 2) / (2 * v_u)).exp())
-            d_a, d_b = self.d_a, self.d_b
-            terms = list(zip(us[:-1], pu))
+            one, zero = arb(1), arb(0)
             out = []
-            for k in ks:
-                acc = trunc
-                for u, p in terms:
-                    t = -((d_a * u - k) // d_b)
-                    c = get(t)
-                    if c is None:
-                        c = above if t > T else below
-                    acc += p * c
+            for k, Rk, T, ua, ub in plan:
+                # outside [−R_k, R_k]: total mass ≤ 2 exp(−R_k²/(2 v_U)) (sub-Gaussian U)
+                acc = ball(zero, 2 * (-(arb(Rk) ** 2) / (2 * v_u)).exp())
+                g = (-(arb(T + 1) ** 2) / (2 * vv)).exp()  # beyond ±T (bounds monotone in t)
+                lo_end = min(ua, Rk + 1)  # u in [−R_k, lo_end): t > T
+                if lo_end > -Rk:
+                    acc += (prefix[lo_end + R] - prefix[-Rk + R]) * ball(zero, g)
+                hi_start = max(ub + 1, lo_end)  # u in [hi_start, R_k]: t < −T
+                if hi_start <= Rk:
+                    acc += (prefix[Rk + 1 + R] - prefix[hi_start + R]) * ball(one - g, one)
+                for u in range(ua, ub + 1):
+                    acc += pu[u + R] * inner[t_of(k, u)]
                 out.append(acc)
             return out
         finally:
