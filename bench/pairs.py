@@ -15,8 +15,9 @@ Measures:
 4. agreement with the paper (``optimizer/data/dhc_persons_exact_eps_delta.csv``): worst δ and
    arg-max pair per δ_zCDP, and the main pair [13, 13] relative to the worst.
 
-Writes ``pairs.csv`` (per pair: seconds, nodes), ``pairs_compare.csv`` (per ε, vs. published)
-and ``pairs.json`` (wall times, summary) to ``--out``.  With ``--cache`` pointing at the cache
+Writes ``pairs.csv`` (per pair: seconds, nodes), ``pairs_compare.csv`` (per ε, vs. published),
+``pairs_tradeoff.csv`` (with ``--tradeoff``: per pair seconds of the 42 ε and of the trade-off
+curve) and ``pairs.json`` (wall times, summary) to ``--out``.  With ``--cache`` pointing at the cache
 of an earlier run (e.g. ``runs/dhc-persons-full/cache``) step 1 only reads it; pass
 ``--first-run-seconds`` to record that run's wall time.
 """
@@ -160,6 +161,18 @@ def main(argv=None) -> int:
         t_tr, prof3 = _timed(cache_dir=tcache, tradeoff=True, tradeoff_n=args.tradeoff_points, **common)
         timings["tradeoff_run_wall_s"] = round(t_tr, 3)
         timings["tradeoff_envelope_points"] = prof3.summary["tradeoff_envelope"]["n_points"]
+        per3 = sorted(prof3.results.items())
+        job_s = {k: float(r["seconds"]) + float(r["tradeoff"]["seconds"]) for k, r in per3}
+        timings["tradeoff_run_sum_job_seconds"] = round(sum(job_s.values()), 3)
+        timings["tradeoff_run_slowest_pairs"] = [[list(k), round(v, 3)] for k, v in
+                                                 sorted(job_s.items(), key=lambda kv: -kv[1])[:10]]
+        buf = io.StringIO()
+        w = csv.writer(buf, lineterminator="\n")
+        w.writerow(["pair_i", "pair_j", "eps_seconds", "tradeoff_seconds", "total_seconds"])
+        for (i, j), r in per3:
+            w.writerow([i, j, round(float(r["seconds"]), 4), round(float(r["tradeoff"]["seconds"]), 4),
+                        round(job_s[(i, j)], 4)])
+        atomic_write_text(Path(args.out) / "pairs_tradeoff.csv", buf.getvalue())
 
     out = Path(args.out)
     buf = io.StringIO()

@@ -36,7 +36,8 @@ def configure(p) -> None:
                    help="also compute each pair's trade-off curve and the lower convex envelope")
     p.add_argument("--tradeoff-points", type=int, default=901, help="trade-off thresholds per pair (default 901)")
     p.add_argument("--tol", type=float, default=1e-35, help="absolute δ tolerance (default 1e-35)")
-    p.add_argument("--workers", type=int, default=1, help="local worker processes (default 1)")
+    p.add_argument("--workers", type=int, default=None,
+                   help="local worker processes (default: all local cores, os.cpu_count())")
     p.add_argument("--scheduler", default=None, metavar="ADDRESS", help="Dask scheduler address (optional extra)")
     p.add_argument("--cache", default=None, metavar="DIR",
                    help="job cache directory (default runs/pairs-cache/<allocation>)")
@@ -72,6 +73,8 @@ def run(args) -> int:
     name, alloc = _load(args.allocation)
     if args.limit_pairs is not None and args.limit_pairs < 1:
         raise ValueError(f"--limit-pairs must be >= 1, got {args.limit_pairs}")
+    if args.workers is None:
+        args.workers = os.cpu_count() or 1
     if args.workers < 1:
         raise ValueError(f"--workers must be >= 1, got {args.workers}")
     eps, deltas = _split(args.eps), _split(args.deltas)
