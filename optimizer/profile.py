@@ -29,6 +29,7 @@ from .atomic import atomic_write_text
 import csv
 import io
 import json
+import math
 import os
 import time
 from dataclasses import dataclass, field
@@ -134,19 +135,61 @@ def _nstr(x, n: int = RESULT_DIGITS) -> str:
     return mpmath.nstr(x, n, min_fixed=1, max_fixed=0) if x else "0.0"
 
 
-def _outward(x, direction: int, n: int = RESULT_DIGITS) -> str:
-    """``x`` as an n-digit decimal string rounded outward (down if direction < 0, else up).
+def _decimal(x, n: int, mode: str) -> str:
+    """Exact ``n``-significant-digit decimal string of a finite real ``x`` (mpf/int/float/
+    Fraction), rounded ``"down"`` (toward −∞), ``"up"`` (toward +∞) or to ``"nearest"``.
 
-    Shifting by a relative 10^(1-n) before round-to-nearest at n digits (half-ulp ≤ 5·10^-n)
-    guarantees the printed bound is on the safe side.
+    Pure integer arithmetic on x = m·2^e, so a directed result is on the stated side exactly;
+    about 10× faster than ``mpmath.nstr`` (each pair job prints thousands of bounds).
     """
     import mpmath
 
-    if not x:
-        return "0.0"
-    with mpmath.workdps(n + 15):
-        shifted = x + direction * abs(x) * mpmath.mpf(10) ** (1 - n)
-        return mpmath.nstr(shifted, n, min_fixed=1, max_fixed=0)
+    if isinstance(x, (int, float)):
+        if isinstance(x, float) and not math.isfinite(x):
+            raise ValueError(f"_decimal: not finite: {x!r}")
+        x = Fraction(x)  # exact
+    if not isinstance(x, Fraction):
+        if not hasattr(x, "_mpf_"):
+            x = mpmath.mpf(x)
+        if not mpmath.isfinite(x):
+            raise ValueError(f"_decimal: not finite: {x!r}")
+        if not x:
+            return "0.0"
+        sign, man, exp, _ = x._mpf_  # exact; (mpf.man_exp drops the sign)
+        man = -man if sign else man
+        num, den = (man << exp, 1) if exp >= 0 else (man, 1 << -exp)
+    else:
+        if not x:
+            return "0.0"
+        num, den = x.numerator, x.denominator
+    a = abs(num)
+    # e10 = ⌊log10 |x|⌋: estimate from bit lengths, then correct exactly
+    e10 = int(math.floor((a.bit_length() - den.bit_length()) * math.log10(2)))
+    while a * 10 ** max(0, -e10) < den * 10 ** max(0, e10):
+        e10 -= 1
+    while a * 10 ** max(0, -(e10 + 1)) >= den * 10 ** max(0, e10 + 1):
+        e10 += 1
+    while True:
+        s = n - 1 - e10  # scaled value x·10^s has n digits before the point
+        qn, qd = (num * 10**s, den) if s >= 0 else (num, den * 10 ** (-s))
+        if mode == "down":
+            q = qn // qd
+        elif mode == "up":
+            q = -((-qn) // qd)
+        else:
+            q = (2 * qn + qd) // (2 * qd)
+        digits = str(abs(q))
+        if len(digits) <= n:
+            break
+        e10 += 1  # rounding carried into a new digit (e.g. 9.99… → 10.0)
+    digits = digits.rjust(n, "0")
+    sign = "-" if q < 0 else ""
+    return f"{sign}{digits[0]}.{digits[1:] or '0'}e{e10}"
+
+
+def _outward(x, direction: int, n: int = RESULT_DIGITS) -> str:
+    """``x`` as an n-digit decimal string rounded outward (down if direction < 0, else up)."""
+    return _decimal(x, n, "down" if direction < 0 else "up")
 
 
 def pair_job(spec: PairSpec | dict) -> dict:
@@ -182,7 +225,7 @@ def pair_job(spec: PairSpec | dict) -> dict:
         nodes, kept = int(getattr(st, "n_nodes", 0)), int(getattr(st, "kept_nodes", 0))
     else:
         ds = []
-    out["delta"] = [d.digits(RESULT_DIGITS) for d in ds]
+    out["delta"] = [_decimal(d.value, RESULT_DIGITS, "nearest") for d in ds]
     out["delta_lower"] = [_outward(d.lower, -1) for d in ds]
     out["delta_upper"] = [_outward(d.upper, +1) for d in ds]
     out["delta_error"] = [_outward(d.error, +1, 3) for d in ds]
@@ -194,9 +237,9 @@ def pair_job(spec: PairSpec | dict) -> dict:
         out["tradeoff"] = {
             "zeta": [float(z) for z in tc.zeta],
             "k": [int(k) for k in tc.k],
-            "alpha": [a.digits(RESULT_DIGITS) for a in tc.alpha],
+            "alpha": [_decimal(a.value, RESULT_DIGITS, "nearest") for a in tc.alpha],
             "alpha_lower": [_outward(a.lower, -1) for a in tc.alpha],
-            "beta": [b.digits(RESULT_DIGITS) for b in tc.beta],
+            "beta": [_decimal(b.value, RESULT_DIGITS, "nearest") for b in tc.beta],
             "beta_lower": [_outward(b.lower, -1) for b in tc.beta],
             "seconds": time.perf_counter() - t1,
         }

@@ -215,8 +215,8 @@ def mpf_to_fraction(x) -> Fraction:
     x = mpmath.mpf(x)
     if not mpmath.isfinite(x):
         raise ValueError(f"mpf_to_fraction: not finite: {x}")
-    man, exp = x.man_exp
-    return Fraction(man) * (Fraction(2) ** exp)
+    sign, man, exp, _ = x._mpf_  # (mpf.man_exp drops the sign)
+    return (-1 if sign else 1) * Fraction(man) * (Fraction(2) ** exp)
 
 
 def certified_ok(delta_certified, target: Target) -> bool:
