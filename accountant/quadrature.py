@@ -98,6 +98,8 @@ class TailStats:
     n_nodes: int = 0
     kept_nodes: int = 0
     tilt_groups: int = 0
+    #: evaluations of the integrand's characteristic-function product: one per node on the
+    #: Poisson-dual route (accountant.dualprod), one per node and component on the theta route
     phi_evaluations: int = 0
     precision_bits: int = 0
     log_threshold: float = 0.0
