@@ -120,18 +120,20 @@ def log_bound_at_nodes(nodes: np.ndarray, n_nodes: int, b: int, sigma2: float, m
     return mult * np.minimum(val, 0.0) + 0.0
 
 
-def product_filter(nodes: np.ndarray, n_nodes: int, groups, log_threshold: float) -> np.ndarray:
+def product_filter(nodes: np.ndarray, n_nodes: int, groups, log_threshold: float, return_totals: bool = False):
     """Drop nodes where the *product* bound Π_k B_k(b_k ζ)^{m_k} is below the threshold.
 
     The window sieve prunes a node when one factor alone is below the threshold; this
     second pass prunes when all factors together are, which is what the pruning bound of
     :mod:`accountant.bounds` needs (|G(λ+iζ)| ≤ G(λ)·Π_k B_k).  ``groups`` have ``b``,
-    ``sigma2`` and ``mult``.
+    ``sigma2`` and ``mult``.  With ``return_totals`` also returns, per kept node, the upper
+    bound Σ_k m_k log B_k on log |Π_k φ_k| (zeros — the trivial bound — if not computed).
     """
     if len(nodes) == 0:
-        return nodes
+        return (nodes, np.zeros(0)) if return_totals else nodes
     if int(nodes.max()) * max(g.b % n_nodes for g in groups) >= 2**62:
-        return nodes  # int64 overflow risk: keep everything (safe)
+        # int64 overflow risk: keep everything (safe)
+        return (nodes, np.zeros(len(nodes))) if return_totals else nodes
     # sharpest factors first; a node is dropped as soon as the running sum of (non-positive)
     # log-bounds falls below the threshold, so later factors see ever fewer nodes
     order = sorted(groups, key=lambda g: -g.mult * float(g.sigma2))
@@ -143,7 +145,7 @@ def product_filter(nodes: np.ndarray, n_nodes: int, groups, log_threshold: float
             nodes, total = nodes[keep], total[keep]
         if len(nodes) == 0:
             break
-    return nodes
+    return (nodes, total) if return_totals else nodes
 
 
 def direct_kept_estimate(groups, log_threshold: float = -95.0) -> int:
