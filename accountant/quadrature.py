@@ -277,7 +277,7 @@ class TailEngine:
             out.update(self._evaluate_group(ks, members, lam_f, nodes, N, log_thr, bits, totals, member_thr))
         return out
 
-    def _evaluate_group(self, ks, members, lam_f, nodes, N, log_thr, bits, totals=None, member_thr=None
+    def _evaluate_group(self, ks, members, lam_f, nodes, N, log_thr, bits, totals, member_thr
                         ) -> dict[int, Certified]:
         """Tails of one tilt group.  With ``totals`` (log product bound per node) and
         ``member_thr`` (each member's own log pruning threshold), members are put on pruning
@@ -301,27 +301,21 @@ class TailEngine:
                 k_re.append(w * kv.real)
                 k_im.append(w * kv.imag)
             two_n = 2 * N
-            level_of = {i: 0 for i in members}
+            # pruning level of each member (level 0 = the group's own node set and threshold)
+            level_of = {i: min(PRUNE_LEVELS - 1, max(0, int((member_thr[i] - log_thr) // PRUNE_LEVEL_STEP)))
+                        for i in members} if KERNEL_RUNS else dict.fromkeys(members, 0)
+            thr_at = {0: thr}
             sums: dict[int, arb] = {}
-            thr_at: dict[int, arb] = {0: thr}
-            if KERNEL_RUNS:
-                if totals is not None and member_thr is not None and len(totals) == len(node_list):
-                    for i in members:
-                        level_of[i] = min(PRUNE_LEVELS - 1, max(0, int((member_thr[i] - log_thr) // PRUNE_LEVEL_STEP)))
-                tot = None if totals is None else np.asarray(totals)
-                for lev in sorted(set(level_of.values())):
-                    mem = [i for i in members if level_of[i] == lev]
-                    if lev == 0:
-                        sub_nodes, sub_re, sub_im = node_list, k_re, k_im
-                    else:
-                        level = log_thr + lev * PRUNE_LEVEL_STEP
-                        keep = (tot >= level).tolist()
-                        sub_nodes = [j for j, kp in zip(node_list, keep) if kp]
-                        sub_re = [x for x, kp in zip(k_re, keep) if kp]
-                        sub_im = [x for x, kp in zip(k_im, keep) if kp]
-                        thr_at[lev] = arb(level).exp().upper()
-                    for i, v_i in zip(mem, _kernel_sums_runs(sub_nodes, sub_re, sub_im, [ks[i] for i in mem], N)):
-                        sums[i] = v_i
+            for lev in sorted(set(level_of.values())) if KERNEL_RUNS else ():
+                mem = [i for i in members if level_of[i] == lev]
+                keep = [True] * len(node_list)
+                if lev:
+                    level = log_thr + lev * PRUNE_LEVEL_STEP
+                    keep = (totals >= level).tolist()
+                    thr_at[lev] = arb(level).exp().upper()
+                sub = [(j, kr, ki) for j, kr, ki, kp in zip(node_list, k_re, k_im, keep) if kp]
+                sums.update(zip(mem, _kernel_sums_runs(*zip(*sub), [ks[i] for i in mem], N) if sub
+                                else [arb(0)] * len(mem)))
             for i in members:
                 k = ks[i]
                 if KERNEL_RUNS:
