@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from flint import arb
 
-__all__ = ["aliasing_bound", "pruning_bound", "log_aliasing_bound_float"]
+__all__ = ["AliasingBound", "aliasing_bound", "pruning_bound", "pruning_factor", "log_aliasing_bound_float"]
 
 import math
 
@@ -53,6 +53,26 @@ def aliasing_bound(k: int, lam: arb, n_nodes: int, v: arb) -> arb:
     return upper_terms + lower_terms
 
 
+class AliasingBound:
+    """:func:`aliasing_bound` for many thresholds k at one (λ, N, v): the k-independent parts
+    are computed once (same bound, same arithmetic)."""
+
+    def __init__(self, lam: arb, n_nodes: int, v: arb):
+        N = arb(n_nodes)
+        self._N, self._two_v, self._lam_n = N, 2 * v, lam * N
+        self._g0 = N * (3 * N) / (2 * v) - lam * N  # g = N(2k + 3N)/(2v) − λN = g0 + k·N/v
+        self._gk = N / v
+        self._lower_terms = (-lam * N).exp() / (1 - (-lam * N).exp())
+
+    def __call__(self, k: int) -> arb:
+        kk = arb(k)
+        g = self._g0 + self._gk * kk
+        if not (g > 0):
+            return arb("inf")
+        f1 = self._lam_n - (kk + self._N) ** 2 / self._two_v
+        return f1.exp() / (1 - (-g).exp()) + self._lower_terms
+
+
 def log_aliasing_bound_float(k: float, lam: float, n_nodes: float, v: float) -> float:
     """Float version of :func:`aliasing_bound` (natural log), for planning only."""
     N = float(n_nodes)
@@ -68,3 +88,8 @@ def log_aliasing_bound_float(k: float, lam: float, n_nodes: float, v: float) -> 
 def pruning_bound(k: int, lam: arb, g_lambda: arb, threshold: arb) -> arb:
     """Rigorous upper bound on the total modulus of pruned nodes' contributions to T."""
     return g_lambda * (-lam * k).exp() * threshold / (1 - (-lam).exp())
+
+
+def pruning_factor(lam: arb, g_lambda: arb, threshold: arb) -> arb:
+    """G(λ)·threshold/(1 − e^{−λ}): :func:`pruning_bound` is this times e^{−λk}."""
+    return g_lambda * threshold / (1 - (-lam).exp())

@@ -464,22 +464,32 @@ class Composition:
     def tradeoff_curve(
         self, zeta: Iterable | None = None, n: int = 901, zeta_max: float | None = None, tol: float = DEFAULT_TRADEOFF_TOL
     ) -> TradeoffCurve:
-        """Exact trade-off curve vertices at thresholds ζ₀ (default: ``n`` points on [−ζmax, ζmax]).
+        """Exact trade-off curve vertices at thresholds ζ₀.
 
         For each ζ₀ the vertex k = ⌈(ζ₀ + 1)·C⌉ is used: α = P[Y ≥ k], β = P[Y ≥ 2C + 1 − k];
-        both are points of the exact Neyman–Pearson curve.
+        both are points of the exact Neyman–Pearson curve.  Default grid: ``n`` evenly spaced
+        lattice thresholds k_i = k_0 + i·Δ, Δ ≈ 2ζmax·C/(n − 1) (so ζ runs over about
+        [−ζmax, ζmax]), ζ_i = k_i/C − 1 (reported rounded to float; ``k`` is exact), placed
+        symmetrically about C + 1/2 (:func:`_symmetric_grid`) so that the β thresholds
+        2C + 1 − k_i are grid points too (n or n + 1 distinct tails, not 2n).  The thresholds
+        form arithmetic progressions, which the tail engine sums by one DFT per tilt group
+        (:mod:`accountant.quadrature`).
         """
         if not (tol > 0):
             raise ValueError(f"tradeoff_curve: tol must be > 0, got {tol!r}")
+        C = self.lattice.c
+        two_c = self.lattice.two_c
         if zeta is None:
             if not isinstance(n, int) or n < 2:
                 raise ValueError(f"tradeoff_curve: n must be an int >= 2, got {n!r}")
-            zm = self._default_zeta_max(tol) if zeta_max is None else float(zeta_max)
-            zeta = [-zm + 2 * zm * i / (n - 1) for i in range(n)]
-        zeta = [float(z) for z in zeta]
-        C = self.lattice.c
-        two_c = self.lattice.two_c
-        ks = [math.ceil((Fraction(z) + 1) * C) for z in zeta]
+            zm = Fraction(self._default_zeta_max(tol) if zeta_max is None else float(zeta_max))
+            if not zm > 0:
+                raise ValueError(f"tradeoff_curve: zeta_max must be > 0, got {zeta_max!r}")
+            ks = _symmetric_grid(two_c, n, 2 * zm * C / (n - 1))
+            zeta = [float(Fraction(k) / C - 1) for k in ks]
+        else:
+            zeta = [float(z) for z in zeta]
+            ks = [math.ceil((Fraction(z) + 1) * C) for z in zeta]
         all_k = sorted(set(ks) | {two_c + 1 - k for k in ks})
         vals = dict(zip(all_k, self._engine_tails(all_k, [tol] * len(all_k))))
         return TradeoffCurve(
@@ -549,6 +559,28 @@ class Composition:
         beta_lo = down(bk1.lower - up(t_hi * atom_b_hi))
         beta_hi = up(bk1.upper - down(t_lo * atom_b_lo))
         return Certified(max(beta_lo, 0), min(beta_hi, 1))
+
+
+def _symmetric_grid(two_c: int, n: int, step) -> list[int]:
+    """``n`` thresholds k_i = k_0 + i·Δ, Δ ≥ 1 an integer near ``step``, such that the
+    progression (extended by one point when n·parity requires it) is symmetric about C + 1/2:
+    {2C + 1 − k_i} ⊆ {k_0, …, k_n}.
+
+    Symmetry needs 2k_0 + (m − 1)Δ = 2C + 1 for the m = n (or n + 1) points, i.e. an even
+    2C + 1 − (m − 1)Δ: with n odd and 2C even the n + 1 point progression with Δ odd is used.
+
+    >>> _symmetric_grid(10, 5, 2)  # 2C + 1 = 11: k ↦ 11 − k maps the grid into itself ∪ {13}
+    [-2, 1, 4, 7, 10]
+    >>> _symmetric_grid(11, 5, 2)
+    [2, 4, 6, 8, 10]
+    """
+    d0 = max(1, round(step))
+    for m in (n, n + 1):
+        for d in (d0, d0 + 1, max(1, d0 - 1)):
+            if (two_c + 1 - (m - 1) * d) % 2 == 0:
+                k0 = (two_c + 1 - (m - 1) * d) // 2
+                return [k0 + i * d for i in range(n)]
+    raise AssertionError("unreachable: Δ odd always works with n + 1 points")
 
 
 def _check_tol(tol, rtol):

@@ -47,6 +47,8 @@ __all__ = ["DualProduct"]
 #: 2^(−bits) / (this many times the number of components): then the whole ball radius stays
 #: below the working precision.
 DUAL_MARGIN = 64.0
+#: longest chain of recurrence steps (consecutive nodes) before fresh exponentials.
+RECURRENCE_MAX = 8
 
 
 class DualProduct:
@@ -97,8 +99,11 @@ class DualProduct:
             K += 1
         return K
 
-    def values(self, nodes: np.ndarray, N: int, lam: arb, thetas):
-        """(G(λ + iζ_j) at ``nodes`` as acb, G(λ) as arb), or ``None`` when b_g·j could
+    def _values_direct(self, nodes: np.ndarray, N: int, lam: arb, thetas):
+        """:meth:`values` with one exponential per node and one exponential, Horner evaluation
+        and reciprocal per node and series factor (the reference for the recurrences).
+
+        (G(λ + iζ_j) at ``nodes`` as acb, G(λ) as arb), or ``None`` when b_g·j could
         overflow int64.
 
         ``thetas`` are (τ_g, θ₃(0, τ_g)) at the current Arb precision, which the caller sets.
@@ -156,5 +161,133 @@ class DualProduct:
                     S = poly(X) + poly(1 / X) - 1 + tail
                     val *= S if m == 1 else S**m
             out.append(val)
+        g0 = out.pop()
+        return out, g0.real
+
+    def values(self, nodes: np.ndarray, N: int, lam: arb, thetas):
+        """(G(λ + iζ_j) at ``nodes`` as acb, G(λ) as arb), or ``None`` when b_g·j could
+        overflow int64.
+
+        ``thetas`` are (τ_g, θ₃(0, τ_g)) at the current Arb precision, which the caller sets.
+        Every factor contributes its leading dual term to one exponential; a factor whose
+        single-term error ε_g is not negligible at a node is multiplied by its truncated dual
+        series S_g = Σ_{|k|≤K} e^{−ak²} X^k (X = e^{2a w_g}) plus a ball for the rest.
+
+        Consecutive nodes j, j + 1 whose residues all advance by b_g (no wrap-around) are
+        evaluated by exact recurrences instead of exponentials: the exponent is quadratic in j,
+        so the leading term is multiplied by a ratio that is itself multiplied by the constant
+        e^{−4π²C/(QN²)}; each series factor's E_g = e^{2a r_g/N} by the constant e^{2a b_g/N}.
+        A recurrence restarts from fresh exponentials every :data:`RECURRENCE_MAX` nodes, so
+        Arb's radius grows by at most that many roundings.  The series is evaluated in real
+        arithmetic: S_g = c_0 + Σ_k c_k [Re φ^k (E^k + E^{−k}) + i Im φ^k (E^k − E^{−k})] with
+        the node-independent phase φ = e^{−2πiσ²bλ}.
+        """
+        from flint import ctx
+
+        bits = ctx.prec
+        nodes = np.asarray(nodes, dtype=np.int64)
+        all_nodes = np.concatenate([nodes, np.zeros(1, dtype=np.int64)])
+        r = self.residues(all_nodes, N)
+        if r is None:
+            return None
+        mask, log_eps = self.dual_mask(r, N, bits)
+        bm = np.array([b % N for b in self.b], dtype=np.int64)
+        # step_ok[i]: node i = node i−1 + 1 and every residue advanced by exactly b_g mod N
+        step_ok = np.zeros(len(all_nodes), dtype=bool)
+        if len(nodes) > 1:
+            step_ok[1:len(nodes)] = (np.diff(nodes) == 1) & np.all(np.diff(r[:len(nodes)], axis=0) == bm[None, :], axis=1)
+        pi = arb.pi()
+        two_pi = 2 * pi
+        dm_all = arb(1)
+        for g, (tau, th0) in zip(self.groups, thetas):
+            s2 = arb(fmpq(g.sigma2.numerator, g.sigma2.denominator))
+            dm_all *= (th0.real / (two_pi * s2).sqrt()) ** g.mult
+        inv_dm = 1 / dm_all
+        series = {}
+        for gi in np.flatnonzero(~mask.all(axis=0)).tolist():
+            g = self.groups[gi]
+            s2 = arb(fmpq(g.sigma2.numerator, g.sigma2.denominator))
+            a = 2 * pi * pi * s2
+            K = self._series_terms(gi, bits)
+            phase = acb(0, -two_pi * s2 * g.b * lam).exp()
+            ph = acb(1)
+            re_c, im_c = [], []
+            for k in range(1, K + 1):
+                ph = ph * phase
+                ck = (-a * k * k).exp()
+                re_c.append(ck * ph.real)
+                im_c.append(ck * ph.imag)
+            tail = (2 * (-a * K * (K + 1)).exp() / (1 - (-2 * a).exp())).upper()
+            two_a_n = 2 * a / N
+            series[gi] = (re_c, im_c, two_a_n, (two_a_n * int(bm[gi])).exp(), acb(arb(0, tail), arb(0, tail)), g.mult)
+        Qa = arb(fmpz(self.Q))
+        c_a = 2 * pi * pi / (Qa * N * N)
+        c_im = two_pi * lam / (Qa * N)
+        P, b = self.P, self.b
+        C = sum(p * bg * bg for p, bg in zip(P, b))
+        const = (lam * lam / (2 * Qa)) * fmpz(C)
+        # a step j → j + 1 moves every residue by δ_g = b_g mod N (step_ok): A gains
+        # Σ P δ(2r + δ) = 2D + C1 with D = Σ P δ r, B gains C2 = Σ P b δ, and D gains C1
+        delta = [int(x) for x in bm]
+        C1 = sum(p * d * d for p, d in zip(P, delta))
+        C2 = sum(p * bg * d for p, bg, d in zip(P, b, delta))
+        kappa = (-2 * c_a * fmpz(C1)).exp()
+        step_im = c_im * fmpz(C2)
+        out = []
+        val = ratio = None
+        D = 0
+        run = 0
+        E_cur: dict[int, tuple] = {}
+        for i, (row, mrow, le, ok) in enumerate(zip(r.tolist(), mask.tolist(), log_eps.tolist(), step_ok.tolist())):
+            if ok and run < RECURRENCE_MAX:
+                # log G_dual(j+1)/G_dual(j) = −c_a(2D_j + C1) + i c_im C2; the next ratio is
+                # this one times e^{−2 c_a C1}
+                if ratio is None:
+                    ratio = acb(-c_a * fmpz(2 * D + C1), step_im).exp()
+                else:
+                    ratio = ratio * kappa
+                val = val * ratio
+                run += 1
+            else:
+                A = B = D = 0
+                for p, rg, bg, d in zip(P, row, b, delta):
+                    A += p * rg * rg
+                    B += p * bg * rg
+                    D += p * d * rg
+                val = acb(const - c_a * fmpz(A), c_im * fmpz(B)).exp() * inv_dm
+                ratio = None
+                run = 0
+                ok = False
+            v = val
+            if le > -math.inf:
+                # |Π(1 + η_g)^{m_g} − 1| ≤ e^{x} − 1 ≤ 2x for x = Σ m ε ≤ 2^-bits (in the float
+                # le = log(2x), already with its factor 2); |v| ≤ |Re v| + |Im v|
+                rad = arb(math.exp(le)) * (abs(v.real) + abs(v.imag))
+                rad = rad.upper()
+                v = v + acb(arb(0, rad), arb(0, rad))
+            for gi, single in enumerate(mrow):
+                if single:
+                    continue
+                re_c, im_c, two_a_n, step_e, tail, m = series[gi]
+                prev = E_cur.get(gi)
+                if ok and prev is not None and prev[2] == i - 1:
+                    E = prev[0] * step_e
+                    Ei = 1 / E if run % 8 == 0 else prev[1] / step_e
+                else:
+                    E = (two_a_n * row[gi]).exp()
+                    Ei = 1 / E
+                E_cur[gi] = (E, Ei, i)
+                s_re = arb(1)
+                s_im = arb(0)
+                Ek, Eik = E, Ei
+                for k, (rc, ic) in enumerate(zip(re_c, im_c)):
+                    if k:
+                        Ek = Ek * E
+                        Eik = Eik * Ei
+                    s_re += rc * (Ek + Eik)
+                    s_im += ic * (Ek - Eik)
+                S = acb(s_re, s_im) + tail
+                v = v * (S if m == 1 else S**m)
+            out.append(v)
         g0 = out.pop()
         return out, g0.real

@@ -19,6 +19,7 @@ arithmetic.  Many thresholds share one node set and one evaluation of G per tilt
 from __future__ import annotations
 
 import math
+from collections import Counter
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from fractions import Fraction
@@ -30,7 +31,7 @@ from flint import acb, acb_poly, arb, ctx, fmpq
 from scipy.special import log_ndtr
 
 from . import bounds
-from .certified import Certified, arb_to_certified, down, up
+from .certified import Certified, arb_interval_to_certified, down, up
 from .dualprod import DualProduct
 from .sieve import SieveComponent, product_filter, sieve_nodes
 from .theta import peak_halfwidth, theta0, theta_tau
@@ -63,6 +64,15 @@ RUN_GAP_FILL = 8
 RUN_MAX_LENGTH = 24
 #: the planned error target is this fraction of the caller's target (the rest is slack).
 PLAN_FRACTION = 1e-3
+#: thresholds in an arithmetic progression k₀ + mΔ (the default grid of a trade-off curve) are
+#: summed by one DFT per tilt group and progression (:func:`_kernel_sums_dft`): the node count N
+#: is rounded up to a multiple PΔ of the step, and Σ_j K_j e^{−2πij(k₀+mΔ)/N} for all m < P is
+#: the length-P DFT of the nodes' terms K_j e^{−2πijk₀/N} folded modulo P — cost per node
+#: instead of per node and threshold.  Used for residue classes mod Δ with at least
+#: ``AP_MIN_MEMBERS`` thresholds and P ≤ ``AP_MAX_LENGTH``.
+AP_DFT = True
+AP_MIN_MEMBERS = 16
+AP_MAX_LENGTH = 1 << 16
 
 
 @contextmanager
@@ -145,11 +155,19 @@ class TailEngine:
             groups.append((lams[i], [i]))
         return groups
 
-    def _plan(self, ks: list[int], log_targets: list[float]):
-        """Choose N and the tilt groups so that the aliasing bound meets every target."""
+    def _plan(self, ks: list[int], log_targets: list[float], step: int | None = None):
+        """Choose N and the tilt groups so that the aliasing bound meets every target.
+
+        With an AP ``step`` Δ, N is a multiple PΔ of it (P 5-smooth, N even); returns
+        ``(N, groups, step)`` with ``step`` = None when that would need P > AP_MAX_LENGTH.
+        """
         v_sg = float(self.v_sg)
         N = max(64, int(4 * math.sqrt(v_sg)))
         while True:
+            if step:
+                N = _ap_round(N, step)
+                if N // step > AP_MAX_LENGTH:
+                    return self._plan(ks, log_targets, None)
             lams = [
                 max(k / self.var, (math.log(3.0) - lt + 1.0) / N) for k, lt in zip(ks, log_targets)
             ]
@@ -162,8 +180,8 @@ class TailEngine:
             if ok:
                 break
             N = int(N * 1.25) + 1
-        N += N % 2
-        return N, groups
+        N += N % 2  # (a multiple of an AP step is already even)
+        return N, groups, step
 
     # ------------------------------------------------------------------ evaluation
     def _thetas(self, bits: int):
@@ -228,7 +246,7 @@ class TailEngine:
             kk = k if k >= 1 else 1 - k
             if not t > 0:
                 raise ValueError(f"tails: error target must be > 0, got {t}")
-            lt = float(mpmath.log(t)) + math.log(PLAN_FRACTION)
+            lt = (math.log(t) if isinstance(t, float) else float(mpmath.log(t))) + math.log(PLAN_FRACTION)
             lt = min(lt, math.log(1e-3))
             want[kk] = min(want.get(kk, 0.0), lt)
         pos = sorted(want)
@@ -243,13 +261,14 @@ class TailEngine:
         return out
 
     def _tails_positive(self, ks: list[int], log_targets: list[float]) -> dict[int, Certified]:
-        N, groups = self._plan(ks, log_targets)
+        N, groups, step = self._plan(ks, log_targets, _ap_step(ks) if (AP_DFT and KERNEL_RUNS) else None)
         v_sg = float(self.v_sg)
         self.stats = TailStats(n_nodes=N, tilt_groups=len(groups), log_threshold=0.0)
         out: dict[int, Certified] = {}
+        plans = []
         for lam_f, members in groups:
             # this tilt group's pruning threshold (log) and working precision: each group
-            # sieves with its own threshold, so shallow tails do not pay for deep ones
+            # keeps the nodes its own threshold needs, so shallow tails do not pay for deep ones
             log_thr = 0.0
             log_needed_bits = 0.0
             member_thr: dict[int, float] = {}
@@ -260,13 +279,21 @@ class TailEngine:
                 member_thr[i] = lthr
                 log_thr = min(log_thr, lthr)
                 log_needed_bits = max(log_needed_bits, (log_chernoff - lt) / math.log(2))
-            comps = []
-            for g in self.groups:
-                hw = peak_halfwidth(float(g.sigma2), g.mult, log_thr)
-                if hw is not None:
-                    comps.append(SieveComponent(g.b, hw))
-            nodes = sieve_nodes(comps, N)
-            nodes, totals = product_filter(nodes, N, self.groups, log_thr, return_totals=True)
+            plans.append((lam_f, members, log_thr, log_needed_bits, member_thr))
+        # one sieve for the batch, at the lowest threshold: the per-node product bounds do not
+        # depend on λ, so each group keeps the nodes whose bound reaches its own threshold (a
+        # node dropped either way has |G(λ+iζ)| < G(λ)·e^{threshold}, what the pruning bound needs)
+        min_thr = min(p[2] for p in plans)
+        comps = []
+        for g in self.groups:
+            hw = peak_halfwidth(float(g.sigma2), g.mult, min_thr)
+            if hw is not None:
+                comps.append(SieveComponent(g.b, hw))
+        all_nodes = sieve_nodes(comps, N)
+        all_nodes, all_totals = product_filter(all_nodes, N, self.groups, min_thr, return_totals=True)
+        for lam_f, members, log_thr, log_needed_bits, member_thr in plans:
+            keep = all_totals >= log_thr
+            nodes, totals = all_nodes[keep], all_totals[keep]
             bits = max(128, int(log_needed_bits + math.log2(max(2, len(nodes))) + GUARD_BITS))
             if KERNEL_RUNS:
                 bits += RUN_MAX_LENGTH // 2
@@ -274,16 +301,18 @@ class TailEngine:
             st.kept_nodes = max(st.kept_nodes, len(nodes))
             st.precision_bits = max(st.precision_bits, bits)
             st.log_threshold = min(st.log_threshold, log_thr)
-            out.update(self._evaluate_group(ks, members, lam_f, nodes, N, log_thr, bits, totals, member_thr))
+            out.update(self._evaluate_group(ks, members, lam_f, nodes, N, log_thr, bits, totals, member_thr, step))
         return out
 
-    def _evaluate_group(self, ks, members, lam_f, nodes, N, log_thr, bits, totals, member_thr
+    def _evaluate_group(self, ks, members, lam_f, nodes, N, log_thr, bits, totals, member_thr, step=None
                         ) -> dict[int, Certified]:
         """Tails of one tilt group.  With ``totals`` (log product bound per node) and
         ``member_thr`` (each member's own log pruning threshold), members are put on pruning
         levels log_thr + :data:`PRUNE_LEVEL_STEP`·ℓ: a member at level ℓ sums only the nodes whose
         bound reaches that level (every other node has |G| < G(λ)·e^{level}, which the pruning
-        bound charges), so loosely-targeted thresholds skip most nodes."""
+        bound charges), so loosely-targeted thresholds skip most nodes.  With an AP ``step``
+        (N a multiple of it), the members of each large residue class mod ``step`` are summed
+        over all kept nodes by one DFT (:func:`_kernel_sums_dft`, level 0)."""
         out: dict[int, Certified] = {}
         node_list = nodes.tolist()
         with workprec(bits):
@@ -306,8 +335,12 @@ class TailEngine:
                         for i in members} if KERNEL_RUNS else dict.fromkeys(members, 0)
             thr_at = {0: thr}
             sums: dict[int, arb] = {}
-            for lev in sorted(set(level_of.values())) if KERNEL_RUNS else ():
-                mem = [i for i in members if level_of[i] == lev]
+            for cls in _ap_classes(ks, members, step, N) if step else ():
+                for i in cls:
+                    level_of[i] = 0
+                sums.update(zip(cls, _kernel_sums_dft(node_list, k_re, k_im, [ks[i] for i in cls], N, step)))
+            for lev in sorted({level_of[i] for i in members if i not in sums}) if KERNEL_RUNS else ():
+                mem = [i for i in members if level_of[i] == lev and i not in sums]
                 keep = [True] * len(node_list)
                 if lev:
                     level = log_thr + lev * PRUNE_LEVEL_STEP
@@ -316,6 +349,8 @@ class TailEngine:
                 sub = [(j, kr, ki) for j, kr, ki, kp in zip(node_list, k_re, k_im, keep) if kp]
                 sums.update(zip(mem, _kernel_sums_runs(*zip(*sub), [ks[i] for i in mem], N) if sub
                                 else [arb(0)] * len(mem)))
+            alias = bounds.AliasingBound(lam, N, v)
+            prune_at = {lev: bounds.pruning_factor(lam, g_lam, t) for lev, t in thr_at.items()}
             for i in members:
                 k = ks[i]
                 if KERNEL_RUNS:
@@ -325,12 +360,10 @@ class TailEngine:
                     for j, kr, ki in zip(node_list, k_re, k_im):
                         s, c = arb.sin_cos_pi_fmpq(fmpq((2 * j * k) % two_n, N))
                         acc += kr * c + ki * s
-                T = acc * (-lam * k).exp() / N
-                alias = bounds.aliasing_bound(k, lam, N, v)
-                prune = bounds.pruning_bound(k, lam, g_lam, thr_at[level_of[i]])
-                lo_c = arb_to_certified(T - alias - prune)
-                hi_c = arb_to_certified(T + prune)
-                out[k] = Certified(max(lo_c.lower, 0), min(hi_c.upper, 1))
+                e_k = (-lam * k).exp()
+                T = acc * e_k / N
+                prune = prune_at[level_of[i]] * e_k  # = bounds.pruning_bound(k, lam, g_lam, thr)
+                out[k] = arb_interval_to_certified(T - alias(k) - prune, T + prune, clip01=True)
         return out
 
 
@@ -376,3 +409,91 @@ def _kernel_sums_runs(nodes: list[int], k_re: list, k_im: list, ks: list[int], N
                 acc[idx] += v.real
     return acc
 
+
+
+def _smooth_at_least(n: int) -> int:
+    """Smallest 5-smooth integer (2^a 3^b 5^c) ≥ n (fast DFT lengths)."""
+    n = max(1, int(n))
+    best = 1 << (n - 1).bit_length()
+    p5 = 1
+    while p5 < best:
+        p35 = p5
+        while p35 < best:
+            m = p35
+            while m < n:
+                m *= 2
+            best = min(best, m)
+            p35 *= 3
+        p5 *= 5
+    return best
+
+
+def _ap_round(N: int, step: int) -> int:
+    """The smallest N' = P·step ≥ N with P 5-smooth and N' even."""
+    P = _smooth_at_least(-(-N // step))
+    if (P * step) % 2:
+        P = 2 * _smooth_at_least(-(-P // 2))
+    return P * step
+
+
+def _ap_step(ks: Sequence[int]) -> int | None:
+    """The step Δ of the arithmetic progressions among sorted thresholds ``ks``, or ``None``.
+
+    Candidates are the commonest differences at lags 1–4 (a trade-off curve interleaves up to
+    four progressions of one step: α and β thresholds, each possibly reflected k ↦ 1 − k);
+    Δ is accepted when residue classes mod Δ with ≥ ``AP_MIN_MEMBERS`` members hold at least
+    half the thresholds.
+    """
+    if len(ks) < AP_MIN_MEMBERS:
+        return None
+    diffs: Counter = Counter()
+    for lag in range(1, 5):
+        diffs.update(b - a for a, b in zip(ks, ks[lag:]))
+    for d, _ in diffs.most_common(3):
+        if d < 1:
+            continue
+        sizes = Counter(k % d for k in ks)
+        if 2 * sum(c for c in sizes.values() if c >= AP_MIN_MEMBERS) >= len(ks):
+            return d
+    return None
+
+
+def _ap_classes(ks, members, step: int, N: int) -> list[list[int]]:
+    """Members (indices into ``ks``) grouped by residue class mod ``step``, each class cut into
+    chunks spanning fewer than P = N/step steps; only chunks with ≥ ``AP_MIN_MEMBERS``."""
+    P = N // step
+    by_res: dict[int, list[int]] = {}
+    for i in members:
+        by_res.setdefault(ks[i] % step, []).append(i)
+    out = []
+    for cls in by_res.values():
+        cls.sort(key=lambda i: ks[i])
+        chunk: list[int] = []
+        for i in cls:
+            if chunk and ks[i] - ks[chunk[0]] >= P * step:
+                out.append(chunk)
+                chunk = []
+            chunk.append(i)
+        out.append(chunk)
+    return [c for c in out if len(c) >= AP_MIN_MEMBERS]
+
+
+def _kernel_sums_dft(nodes: list[int], k_re: list, k_im: list, ks: list[int], N: int, step: int) -> list[arb]:
+    """Re Σ_j K_j e^{−2πi j k/N} for thresholds k = k₀ + m·step (m < P = N/step), in Arb balls.
+
+    Since N = P·step, e^{−2πi j(k₀ + m·step)/N} = e^{−2πi j k₀/N}·e^{−2πi (j mod P) m/P}: the sums
+    for all m are the length-P DFT (``acb.dft``, rigorous) of F_r = Σ_{j ≡ r (mod P)} K_j
+    e^{−2πi j k₀/N}.  Angles are exact rationals of π.
+    """
+    P = N // step
+    k0 = min(ks)
+    if N != P * step or any((k - k0) % step or k - k0 >= N for k in ks):
+        raise ValueError("_kernel_sums_dft: thresholds are not one progression of the DFT step")
+    two_n = 2 * N
+    F = [acb(0)] * P
+    for j, kr, ki in zip(nodes, k_re, k_im):
+        s, c = arb.sin_cos_pi_fmpq(fmpq((2 * j * k0) % two_n, N))
+        r = j % P
+        F[r] += acb(kr * c + ki * s, ki * c - kr * s)  # (kr + i·ki)·(c − i·s)
+    D = acb.dft(F)
+    return [D[(k - k0) // step].real for k in ks]

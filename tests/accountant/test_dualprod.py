@@ -68,3 +68,45 @@ def test_kernel_runs_match_direct_sums(monkeypatch):
     for a, b in zip(fast, slow):
         assert a.error <= 1e-40 and b.error <= 1e-40
         assert abs(a.value - b.value) <= a.error + b.error
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    st.lists(st.tuples(st.fractions(F(1, 20), F(3000)), st.integers(1, 10**5), st.integers(1, 30)),
+             min_size=1, max_size=5, unique_by=lambda t: t[0]),
+    st.integers(64, 10**7),
+    st.lists(st.tuples(st.integers(0, 10**7), st.integers(1, 40)), min_size=1, max_size=4),
+    st.floats(1e-6, 0.5),
+)
+def test_recurrences_over_consecutive_nodes_match_theta(comps, N, runs, lam):
+    """Runs of consecutive nodes (the recurrences of DualProduct.values, across residue
+    wrap-arounds and restarts) against Arb's theta functions; radii stay within 2^-110."""
+    groups = [LatticeGroup(s2, b, m) for s2, b, m in comps]
+    half = N // 2
+    nodes = sorted({min(half, (s % (half + 1)) + t) for s, length in runs for t in range(length)})
+    ref, ref0, dual, dual0 = _both(groups, nodes, N, lam)
+    for x, y in zip(dual, ref):
+        _close(x, y, 110)
+    _close(dual0, ref0, 110)
+
+
+def test_recurrences_match_direct_evaluation_on_a_long_run():
+    """values (recurrences) vs _values_direct (fresh exponentials at every node) on 300
+    consecutive nodes through a peak: overlapping balls, radii within 2^4 of the direct ones
+    (plus 2^-180 of the value)."""
+    from accountant.dualprod import DualProduct
+
+    groups = (LatticeGroup(F(10000, 73), 38, 18), LatticeGroup(F(106, 100), 7, 3), LatticeGroup(F(909), 57, 20))
+    eng = TailEngine(groups)
+    N = 2_000_000
+    nodes = np.arange(52_500, 52_800, dtype=np.int64)  # 38·52_631 ≈ N: a peak of the first factor
+    with workprec(200):
+        th = eng._thetas(200)
+        dp = DualProduct(groups)
+        new, new0 = dp.values(nodes, N, arb(0.01), th)
+        old, old0 = dp._values_direct(nodes, N, arb(0.01), th)
+    for x, y in zip(new, old):
+        assert x.real.overlaps(y.real) and x.imag.overlaps(y.imag)
+        slack = abs(y).upper() * arb(2) ** -180
+        assert x.real.rad() <= 16 * y.real.rad() + slack and x.imag.rad() <= 16 * y.imag.rad() + slack
+    assert new0.overlaps(old0)
