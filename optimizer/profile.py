@@ -162,6 +162,35 @@ def _decimal(x, n: int, mode: str) -> str:
         if not x:
             return "0.0"
         num, den = x.numerator, x.denominator
+    return _decimal_ratio(num, den, n, mode)
+
+
+def _mid_decimal(c, n: int = RESULT_DIGITS) -> str:
+    """``_decimal(c.value, n, "nearest")`` of a Certified without mpmath arithmetic: the
+    midpoint (lower + upper)/2 as an exact ratio of integers."""
+    s1, m1, e1, _ = c.lower._mpf_
+    s2, m2, e2, _ = c.upper._mpf_
+    if not m1 and not m2:
+        if e1 or e2:
+            raise ValueError(f"_decimal: not finite: {c!r}")
+        return "0.0"
+    if (not m1 and e1) or (not m2 and e2):
+        raise ValueError(f"_decimal: not finite: {c!r}")
+    m1, m2 = (-m1 if s1 else m1), (-m2 if s2 else m2)
+    if not m1:
+        e1 = e2
+    if not m2:
+        e2 = e1
+    e = min(e1, e2)
+    num = (m1 << (e1 - e)) + (m2 << (e2 - e))  # lower + upper = num·2^e
+    if not num:
+        return "0.0"
+    e -= 1  # halve
+    return _decimal_ratio(num << e, 1, n, "nearest") if e >= 0 else _decimal_ratio(num, 1 << -e, n, "nearest")
+
+
+def _decimal_ratio(num: int, den: int, n: int, mode: str) -> str:
+    """:func:`_decimal` of num/den (den > 0, num ≠ 0)."""
     a = abs(num)
     # e10 = ⌊log10 |x|⌋: estimate from bit lengths, then correct exactly
     e10 = int(math.floor((a.bit_length() - den.bit_length()) * math.log10(2)))
@@ -225,7 +254,7 @@ def pair_job(spec: PairSpec | dict) -> dict:
         nodes, kept = int(getattr(st, "n_nodes", 0)), int(getattr(st, "kept_nodes", 0))
     else:
         ds = []
-    out["delta"] = [_decimal(d.value, RESULT_DIGITS, "nearest") for d in ds]
+    out["delta"] = [_mid_decimal(d) for d in ds]
     out["delta_lower"] = [_outward(d.lower, -1) for d in ds]
     out["delta_upper"] = [_outward(d.upper, +1) for d in ds]
     out["delta_error"] = [_outward(d.error, +1, 3) for d in ds]
@@ -234,13 +263,23 @@ def pair_job(spec: PairSpec | dict) -> dict:
     if tn > 0:
         t1 = time.perf_counter()
         tc = comp.tradeoff_curve(n=tn, tol=ttol)
+        # the β tails are (mostly) the α tails of the mirrored thresholds: format each once
+        strings: dict[int, tuple[str, str]] = {}
+
+        def fmt(c) -> tuple[str, str]:
+            got = strings.get(id(c))
+            if got is None:
+                got = strings[id(c)] = (_mid_decimal(c), _outward(c.lower, -1))
+            return got
+
+        fa, fb = [fmt(a) for a in tc.alpha], [fmt(b) for b in tc.beta]
         out["tradeoff"] = {
             "zeta": [float(z) for z in tc.zeta],
             "k": [int(k) for k in tc.k],
-            "alpha": [_decimal(a.value, RESULT_DIGITS, "nearest") for a in tc.alpha],
-            "alpha_lower": [_outward(a.lower, -1) for a in tc.alpha],
-            "beta": [_decimal(b.value, RESULT_DIGITS, "nearest") for b in tc.beta],
-            "beta_lower": [_outward(b.lower, -1) for b in tc.beta],
+            "alpha": [v for v, _ in fa],
+            "alpha_lower": [lo for _, lo in fa],
+            "beta": [v for v, _ in fb],
+            "beta_lower": [lo for _, lo in fb],
             "seconds": time.perf_counter() - t1,
         }
     return out

@@ -31,3 +31,22 @@ def test_known_values():
     assert _decimal(Fraction(-1, 3), 4, "down") == "-3.334e-1"
     assert _decimal(Fraction(999999, 1000), 3, "up") == "1.00e3"
     assert _decimal(0, 5, "up") == "0.0"
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.integers(-(2**120), 2**120), st.integers(-600, 200), st.integers(0, 2**120), st.integers(-600, 200))
+def test_mid_decimal_equals_decimal_of_the_midpoint(m1, e1, w, e2):
+    from accountant import Certified
+    from optimizer.profile import _mid_decimal
+
+    with mpmath.workprec(2000):
+        lo = mpmath.ldexp(mpmath.mpf(m1), e1)
+        hi = lo + mpmath.ldexp(mpmath.mpf(w), e2)  # exact at 2000 bits
+    c = Certified(lo, hi)
+
+    def frac(x):  # the exact binary value of a stored end point
+        sign, man, exp, _ = x._mpf_
+        return (-1 if sign else 1) * Fraction(man) * Fraction(2) ** exp
+
+    exact = (frac(c.lower) + frac(c.upper)) / 2
+    assert _mid_decimal(c, 25) == _decimal(exact, 25, "nearest")
