@@ -35,6 +35,7 @@ __all__ = [
     "WorstCase",
     "dhc_persons_paths",
     "lower_convex_envelope",
+    "lower_convex_envelope_decimal",
     "mechanism",
     "pair_composition",
     "pairs",
@@ -226,6 +227,62 @@ def lower_convex_envelope(curves: Iterable[Sequence[tuple[Any, Any]]]) -> list[t
             hull.pop()
         hull.append(p)
     return hull
+
+
+def _parse_decimal(text: str, where: str) -> tuple[int, int]:
+    """A decimal string as (m, e) with value m·10^e exactly."""
+    t = text.strip()
+    mant, _, ex = t.lower().partition("e")
+    sign = -1 if mant.startswith("-") else 1
+    mant = mant.lstrip("+-")
+    whole, _, frac = mant.partition(".")
+    digits = (whole + frac) or "0"
+    if not digits.isdigit() or (ex and not ex.lstrip("+-").isdigit()):
+        raise ValueError(f"lower_convex_envelope: {where} is not a decimal number: {text!r}")
+    return sign * int(digits), (int(ex) if ex else 0) - len(frac)
+
+
+def lower_convex_envelope_decimal(curves: Iterable[Sequence[tuple[str, str]]]) -> list[tuple[Fraction, Fraction]]:
+    """:func:`lower_convex_envelope` of curves whose vertices are decimal strings, exactly.
+
+    Every coordinate is an integer multiple of 10^−S for the finest exponent S present, so the
+    monotone chain runs on Python integers x·10^S (exact, and far faster than ``Fraction``
+    arithmetic on the ~10⁶ vertices of a release's pairs); the envelope is returned as
+    Fractions.
+    """
+    parsed = []
+    low = 0
+    for ci, curve in enumerate(curves):
+        for pi, point in enumerate(curve):
+            try:
+                x, y = point
+            except (TypeError, ValueError):
+                raise ValueError(f"lower_convex_envelope: curve {ci}, point {pi} is not an (x, y) pair: {point!r}") from None
+            mx, ex = _parse_decimal(str(x), f"curve {ci}, point {pi}, x")
+            my, ey = _parse_decimal(str(y), f"curve {ci}, point {pi}, y")
+            low = min(low, ex, ey)
+            parsed.append((mx, ex, my, ey))
+    if not parsed:
+        raise ValueError("lower_convex_envelope: no points")
+    S = -low
+    pw = {}
+
+    def scaled(m: int, e: int) -> int:
+        k = e + S
+        if k not in pw:
+            pw[k] = 10**k
+        return m * pw[k]
+
+    pts = sorted((scaled(mx, ex), scaled(my, ey)) for mx, ex, my, ey in parsed)
+    hull: list[tuple[int, int]] = []
+    for p in pts:
+        if hull and hull[-1][0] == p[0]:
+            continue  # same x, larger (or equal) y
+        while len(hull) >= 2 and _cross(hull[-2], hull[-1], p) <= 0:
+            hull.pop()
+        hull.append(p)
+    den = 10**S
+    return [(Fraction(x, den), Fraction(y, den)) for x, y in hull]
 
 
 def _interp(curve: Sequence[tuple[Any, Any]], xs: list, x):

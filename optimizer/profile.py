@@ -38,7 +38,7 @@ from pathlib import Path as FsPath
 from typing import Any, Iterable, Sequence
 
 from .allocation import Allocation, load_builtin
-from .pairs import MAIN_PAIR, Path, lower_convex_envelope, paths_from_allocation, worst_case
+from .pairs import MAIN_PAIR, Path, lower_convex_envelope_decimal, paths_from_allocation, worst_case
 from .spine import Pattern, all_patterns, dhc_persons_patterns
 
 __all__ = [
@@ -462,9 +462,10 @@ def release_profile(
             curves = []
             for r in results.values():
                 t = r["tradeoff"]
-                pts = [(_frac_of(a), _frac_of(b)) for a, b in zip(t["alpha_lower"], t["beta_lower"])]
-                curves.append([(max(x, Fraction(0)), max(y, Fraction(0))) for x, y in pts] + [(Fraction(1), Fraction(0))])
-            env = lower_convex_envelope(curves)
+                # safe vertices (α.lower, β.lower) clipped at 0, plus (1, 0), exactly
+                curves.append([(a if not a.startswith("-") else "0", b if not b.startswith("-") else "0")
+                               for a, b in zip(t["alpha_lower"], t["beta_lower"])] + [("1", "0")])
+            env = lower_convex_envelope_decimal(curves)
             envelope = [(_dec(x), _dec(y)) for x, y in env]
 
     first = grid[0]

@@ -2,6 +2,9 @@
 
 import csv
 from fractions import Fraction as F
+from hypothesis import given, settings
+from hypothesis import strategies as st
+Fraction = F
 from pathlib import Path as FsPath
 
 import mpmath
@@ -192,3 +195,37 @@ def test_safe_tradeoff_points():
     assert safe_tradeoff_points(alpha, beta) == [(alpha[0].lower, beta[0].lower), (0, 0)]
     with pytest.raises(ValueError, match="2 alpha values but 1 beta"):
         safe_tradeoff_points(alpha, beta[:1])
+
+
+def _curve_strings(rnd, n):
+    """A convex-ish decreasing trade-off-like curve as decimal strings (with ties and
+    near-collinear runs)."""
+    from decimal import Decimal, getcontext
+
+    getcontext().prec = 40
+    xs = sorted({Decimal(rnd.random()) ** rnd.choice([1, 3, 9]) for _ in range(n)})
+    out = []
+    for x in xs:
+        y = (1 - x.sqrt()) ** 2 * Decimal(1 + rnd.random() * 1e-12)
+        out.append((str(x), str(y)))
+    return out + [("1", "0"), ("0", "1")]
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.integers(0, 2**32), st.integers(1, 6), st.integers(2, 60))
+def test_decimal_envelope_equals_the_fraction_hull(seed, n_curves, n_points):
+    import random
+    from decimal import Decimal
+
+    from optimizer.pairs import lower_convex_envelope_decimal
+
+    rnd = random.Random(seed)
+    curves = [_curve_strings(rnd, n_points) for _ in range(n_curves)]
+    # exact duplicates, points that differ from a hull vertex beyond float precision, and
+    # vertices that round to x = 1.0 in floats
+    x0, y0 = curves[0][0]
+    curves.append([(x0, y0), (x0, str(Decimal(y0) + Decimal("1e-30"))), (str(Decimal(x0) + Decimal("1e-35")), y0),
+                   ("9.99999999999999999999999e-1", "1.0e-31"), ("9.999999999999999999999999e-1", "3.1e-32"), ("1", "0")])
+    frac = lambda s: Fraction(Decimal(s))  # noqa: E731
+    exact = lower_convex_envelope([[(frac(x), frac(y)) for x, y in c] for c in curves])
+    assert lower_convex_envelope_decimal(curves) == exact
