@@ -22,7 +22,7 @@ from fractions import Fraction
 from typing import Sequence
 
 import mpmath
-
+import numpy as np
 from flint import arb, ctx, fmpq
 
 from .certified import Certified, _mpf, arb_to_certified, ball, mpf_to_arb
@@ -178,9 +178,13 @@ class SplitEngine:
             prefix = [arb(0)]  # prefix[i] = Σ_{u < us[i]} P[U = u]
             for p in pu:
                 prefix.append(prefix[-1] + p)
-            # per threshold: its radius R_k, term count, and the u-window with |t| ≤ T
+            # per threshold: its radius R_k, term count, and the u-window with |t| ≤ T; the
+            # inner thresholds t(k, u) of a window and their targets are numpy vectors (the
+            # inner target of t is the smallest any (k, u) asks of it)
+            phi_np = np.array(phis)
+            wide = (abs(d_a) * (R + 2) + max(abs(k) for k in ks) + abs(d_b) * 2) >= 2**62  # int64 safety
             plan = []
-            needed: dict[int, float] = {}
+            t_parts, g_parts = [], []
             cap = 1e-3
             for k, tau in zip(ks, taus):
                 Rk = min(R, radius(tau))
@@ -198,22 +202,34 @@ class SplitEngine:
                 while ub < Rk and t_of(k, ub + 1) >= -T:
                     ub += 1
                 floor_t = tminf / (8 * n_terms)
-                for u in range(ua, ub + 1):
-                    phi = phis[u + R]
-                    t = t_of(k, u)
-                    tgt = max(min(cap, tau / (8 * n_terms * phi)), floor_t)
-                    if tgt < needed.get(t, 2 * cap):
-                        needed[t] = tgt
-                plan.append((k, Rk, T, ua, ub))
-            tks = sorted(needed)
-            tv = tails_ball(self.v_engine, tks, [needed[t] for t in tks]) if tks else []
+                if ua <= ub:
+                    us = np.array(range(ua, ub + 1), dtype=object if wide else np.int64)
+                    t = -((d_a * us - k) // d_b)  # ⌈(k − d_a u)/d_b⌉, floor division as in t_of
+                    tgt = np.maximum(np.minimum(cap, tau / (8 * n_terms * phi_np[ua + R:ub + R + 1])), floor_t)
+                    t_parts.append(t)
+                    g_parts.append(tgt)
+                else:
+                    t = None
+                plan.append((k, Rk, T, ua, ub, t))
+            if t_parts:
+                t_all = np.concatenate(t_parts)
+                g_all = np.concatenate(g_parts)
+                order = np.lexsort((g_all, t_all))  # by t, then target: first of a run is its min
+                t_sorted, g_sorted = t_all[order], g_all[order]
+                first = np.ones(len(t_sorted), dtype=bool)
+                first[1:] = t_sorted[1:] != t_sorted[:-1]
+                tks_np = t_sorted[first]
+                tks = [int(t) for t in tks_np.tolist()]
+                tgts = g_sorted[first].tolist()
+            else:
+                tks_np, tks, tgts = np.zeros(0, dtype=np.int64), [], []
+            tv = tails_ball(self.v_engine, tks, tgts) if tks else []
             ctx.prec = bits  # (inner engines restore the precision they found)
-            inner = dict(zip(tks, tv))
             vv = arb(fmpq(v_v.numerator, v_v.denominator))
             v_u = arb(fmpq(self.v_u.numerator, self.v_u.denominator))
             one, zero = arb(1), arb(0)
             out = []
-            for k, Rk, T, ua, ub in plan:
+            for k, Rk, T, ua, ub, t in plan:
                 # outside [−R_k, R_k]: total mass ≤ 2 exp(−R_k²/(2 v_U)) (sub-Gaussian U)
                 acc = ball(zero, 2 * (-(arb(Rk) ** 2) / (2 * v_u)).exp())
                 g = (-(arb(T + 1) ** 2) / (2 * vv)).exp()  # beyond ±T (bounds monotone in t)
@@ -223,8 +239,9 @@ class SplitEngine:
                 hi_start = max(ub + 1, lo_end)  # u in [hi_start, R_k]: t < −T
                 if hi_start <= Rk:
                     acc += (prefix[Rk + 1 + R] - prefix[hi_start + R]) * ball(one - g, one)
-                for u in range(ua, ub + 1):
-                    acc += pu[u + R] * inner[t_of(k, u)]
+                if t is not None:
+                    for p_u, i in zip(pu[ua + R:ub + R + 1], np.searchsorted(tks_np, t).tolist()):
+                        acc += p_u * tv[i]
                 out.append(acc)
             return out
         finally:

@@ -231,7 +231,9 @@ def pair_job(spec: PairSpec | dict) -> dict:
         ``{"pair": [i, j], "n_mechanisms", "rho", "eps": [...], "delta", "delta_lower",
         "delta_upper", "delta_error": [decimal strings], "seconds", "nodes", "kept_nodes"}``,
         plus ``"tradeoff": {"zeta", "k", "alpha", "alpha_lower", "beta", "beta_lower",
-        "seconds"}`` when ``tradeoff_n > 0``.  Decimal strings have 25 significant digits
+        "seconds"}`` when ``tradeoff_n > 0``; both curves then come from one engine batch
+        (:meth:`accountant.Composition.delta_and_tradeoff`), whose time is ``"seconds"`` (the
+        trade-off's own ``"seconds"`` is only its bookkeeping).  Decimal strings have 25 significant digits
         (bounds rounded outward by mpmath's nearest rounding at that width are within the
         stated error; the exact enclosure is value ± error).
     """
@@ -248,21 +250,25 @@ def pair_job(spec: PairSpec | dict) -> dict:
     out: dict[str, Any] = {"pair": pair, "n_mechanisms": comp.size, "rho": str(comp.rho), "eps": eps}
     t0 = time.perf_counter()
     nodes = kept = 0
-    if eps:
+    tc = None
+    if tn > 0:
+        # one engine batch for both curves (shared nodes, tilt groups, integrand values)
+        ds, tc = comp.delta_and_tradeoff(eps, n=tn, tol=tol, rtol=rtol, tradeoff_tol=ttol)
+    elif eps:
         ds = comp.delta_curve(eps, tol=tol, rtol=rtol)
-        st = comp.stats
-        nodes, kept = int(getattr(st, "n_nodes", 0)), int(getattr(st, "kept_nodes", 0))
     else:
         ds = []
+    if eps or tn > 0:
+        st = comp.stats
+        nodes, kept = int(getattr(st, "n_nodes", 0)), int(getattr(st, "kept_nodes", 0))
     out["delta"] = [_mid_decimal(d) for d in ds]
     out["delta_lower"] = [_outward(d.lower, -1) for d in ds]
     out["delta_upper"] = [_outward(d.upper, +1) for d in ds]
     out["delta_error"] = [_outward(d.error, +1, 3) for d in ds]
     out["seconds"] = time.perf_counter() - t0
     out["nodes"], out["kept_nodes"] = nodes, kept
-    if tn > 0:
+    if tc is not None:
         t1 = time.perf_counter()
-        tc = comp.tradeoff_curve(n=tn, tol=ttol)
         # the β tails are (mostly) the α tails of the mirrored thresholds: format each once
         strings: dict[int, tuple[str, str]] = {}
 

@@ -79,3 +79,16 @@ def test_tradeoff_curve_by_dft_brackets_the_convolution(monkeypatch):
     assert other.k == curve.k
     for a, b in zip(curve.alpha + curve.beta, other.alpha + other.beta):
         assert abs(a.value - b.value) <= a.error + b.error
+
+
+def test_delta_and_tradeoff_in_one_batch_equal_the_separate_curves():
+    comp = Composition({DiscreteGaussian(F(3, 2)): 2, DiscreteGaussian(F(5, 2)): 1, DiscreteGaussian(7): 2})
+    eps = ["0.5", "1.25", "2"]
+    ds, curve = comp.delta_and_tradeoff(eps, n=41, tol=1e-30, rtol=1e-15, tradeoff_tol=1e-25)
+    ds2 = Composition(dict(comp.groups)).delta_curve(eps, tol=1e-30, rtol=1e-15)
+    c2 = Composition(dict(comp.groups)).tradeoff_curve(n=41, tol=1e-25)
+    assert curve.k == c2.k and curve.zeta == c2.zeta
+    for a, b in zip(ds, ds2):
+        assert a.error <= max(1e-30, 1e-15 * a.value) and abs(a.value - b.value) <= a.error + b.error
+    for a, b in zip(curve.alpha + curve.beta, c2.alpha + c2.beta):
+        assert a.error <= 1e-25 and abs(a.value - b.value) <= a.error + b.error

@@ -95,3 +95,24 @@ def test_split_windows_and_mixed_targets_bracket_the_convolution(d_a, ks, target
         ref = _split_tail(d_a, d_b, k)
         assert c.lower - mpmath.mpf("1e-50") <= ref <= c.upper + mpmath.mpf("1e-50"), (k, c, ref)
         assert c.error <= t, (k, t, c.error)
+
+
+def test_tradeoff_of_a_split_composition_by_the_direct_engine_agrees(monkeypatch):
+    """delta_and_tradeoff routes the trade-off thresholds of a split composition to the direct
+    trapezoid when its estimate is small; both routes give overlapping certified vertices."""
+    import accountant.composition as C
+    from optimizer.allocation import load_builtin
+    from optimizer.pairs import dhc_persons_paths, pair_composition
+
+    p6 = {p.index: p for p in dhc_persons_paths(load_builtin("dhc-persons"))}[6]
+    comp = pair_composition(p6, p6)
+    assert isinstance(comp._engine, SplitEngine)
+    monkeypatch.setattr(C, "TRADEOFF_DIRECT_MAX_ESTIMATE", 10**12)
+    assert isinstance(comp._direct_tradeoff_engine(), TailEngine)
+    d1, c1 = comp.delta_and_tradeoff(["26.34"], n=61)
+    monkeypatch.setattr(C, "TRADEOFF_DIRECT_MAX_ESTIMATE", 0)
+    assert comp._direct_tradeoff_engine() is None
+    d2, c2 = comp.delta_and_tradeoff(["26.34"], n=61)
+    assert c1.k == c2.k
+    for a, b in zip(c1.alpha + c1.beta + tuple(d1), c2.alpha + c2.beta + tuple(d2)):
+        assert a.error <= 1e-25 and abs(a.value - b.value) <= a.error + b.error
