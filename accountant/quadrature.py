@@ -323,9 +323,8 @@ class TailEngine:
             gvals, g_lam = self._g_nodes(nodes, N, lam, bits)
             emlam = (-lam).exp()
             k_re, k_im = [], []
-            for j, gv in zip(node_list, gvals):
-                s, c = arb.sin_cos_pi_fmpq(fmpq(2 * j, N))
-                kv = gv / acb(1 - emlam * c, emlam * s)  # G / (1 − e^{−λ} e^{−iζ})
+            for j, gv, z in zip(node_list, gvals, _unit_phases(node_list, 1, N)):
+                kv = gv / (1 - emlam * z)  # G / (1 − e^{−λ} e^{−iζ})
                 w = 1 if (j == 0 or 2 * j == N) else 2  # half range: conjugate symmetry
                 k_re.append(w * kv.real)
                 k_im.append(w * kv.imag)
@@ -478,6 +477,35 @@ def _ap_classes(ks, members, step: int, N: int) -> list[list[int]]:
     return [c for c in out if len(c) >= AP_MIN_MEMBERS]
 
 
+#: :func:`_unit_phases` multiplies along runs of consecutive nodes and recomputes the phase
+#: exactly every this many nodes (Arb's radius grows by one rounding per multiplication).
+PHASE_RESTART = 16
+
+
+def _unit_phases(nodes: list[int], m: int, N: int) -> list[acb]:
+    """e^{−2πi·j·m/N} for each node j (sorted), as Arb balls at the working precision: exact
+    rational angles at the start of each run of consecutive nodes and every
+    :data:`PHASE_RESTART` nodes, else the previous phase times the step e^{−2πim/N}."""
+    two_n = 2 * N
+    s, c = arb.sin_cos_pi_fmpq(fmpq((2 * m) % two_n, N))
+    step = acb(c, -s)
+    out = []
+    prev = None
+    run = 0
+    z = step
+    for j in nodes:
+        if prev is not None and j == prev + 1 and run < PHASE_RESTART:
+            z = z * step
+            run += 1
+        else:
+            s, c = arb.sin_cos_pi_fmpq(fmpq((2 * j * m) % two_n, N))
+            z = acb(c, -s)
+            run = 0
+        out.append(z)
+        prev = j
+    return out
+
+
 def _kernel_sums_dft(nodes: list[int], k_re: list, k_im: list, ks: list[int], N: int, step: int) -> list[arb]:
     """Re Σ_j K_j e^{−2πi j k/N} for thresholds k = k₀ + m·step (m < P = N/step), in Arb balls.
 
@@ -489,11 +517,9 @@ def _kernel_sums_dft(nodes: list[int], k_re: list, k_im: list, ks: list[int], N:
     k0 = min(ks)
     if N != P * step or any((k - k0) % step or k - k0 >= N for k in ks):
         raise ValueError("_kernel_sums_dft: thresholds are not one progression of the DFT step")
-    two_n = 2 * N
     F = [acb(0)] * P
-    for j, kr, ki in zip(nodes, k_re, k_im):
-        s, c = arb.sin_cos_pi_fmpq(fmpq((2 * j * k0) % two_n, N))
+    for j, kr, ki, z in zip(nodes, k_re, k_im, _unit_phases(nodes, k0, N)):
         r = j % P
-        F[r] += acb(kr * c + ki * s, ki * c - kr * s)  # (kr + i·ki)·(c − i·s)
+        F[r] += acb(kr, ki) * z
     D = acb.dft(F)
     return [D[(k - k0) // step].real for k in ks]

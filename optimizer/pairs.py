@@ -231,7 +231,14 @@ def lower_convex_envelope(curves: Iterable[Sequence[tuple[Any, Any]]]) -> list[t
 
 def _parse_decimal(text: str, where: str) -> tuple[int, int]:
     """A decimal string as (m, e) with value m·10^e exactly."""
-    t = text.strip()
+    mant, _, ex = text.partition("e")
+    whole, _, frac = mant.partition(".")
+    if (frac.isdigit() or not frac) and whole.lstrip("-").isdigit() and "_" not in ex:
+        try:
+            return int(whole + frac), (int(ex) if ex else 0) - len(frac)
+        except ValueError:
+            pass
+    t = text.strip()  # slow path: spaces, "E", signs, ints
     mant, _, ex = t.lower().partition("e")
     sign = -1 if mant.startswith("-") else 1
     mant = mant.lstrip("+-")

@@ -151,6 +151,8 @@ def _encode(obj: Any, where: str) -> Any:
     if isinstance(obj, Fraction):
         return {"__fraction__": f"{obj.numerator}/{obj.denominator}"}
     if isinstance(obj, (list, tuple)):
+        if all(type(v) is str for v in obj):  # fast path: the long lists of decimal strings
+            return list(obj)
         return [_encode(v, f"{where}[{i}]") for i, v in enumerate(obj)]
     if isinstance(obj, dict):
         out = {}
@@ -164,6 +166,8 @@ def _encode(obj: Any, where: str) -> Any:
 
 def _decode(obj: Any) -> Any:
     if isinstance(obj, list):
+        if all(type(v) is str for v in obj):
+            return obj
         return [_decode(v) for v in obj]
     if isinstance(obj, dict):
         if set(obj) == {"__fraction__"}:
@@ -174,18 +178,29 @@ def _decode(obj: Any) -> Any:
     return obj
 
 
+def _decode_object(obj: dict) -> Any:
+    """``json.loads`` object hook: the tagged values of :func:`_encode` (nested dicts are
+    decoded first by json itself)."""
+    if len(obj) == 1:
+        if "__fraction__" in obj:
+            return Fraction(obj["__fraction__"])
+        if "__float__" in obj:
+            return float(obj["__float__"])
+    return obj
+
+
 def _read_cached(path: Path, jid: str, fn_name: str) -> tuple[bool, Any]:
     if not path.is_file():
         return False, None
     try:
-        payload = json.loads(path.read_text(encoding="utf-8"))
+        payload = json.loads(path.read_text(encoding="utf-8"), object_hook=_decode_object)
         if payload.get("job_id") != jid or payload.get("fn") != fn_name or "result" not in payload:
             raise ValueError("id, function or result field does not match")
     except (ValueError, OSError) as exc:
         warnings.warn(f"run_jobs: ignoring unreadable cache file {path} ({exc}); the job will be recomputed",
                       stacklevel=3)
         return False, None
-    return True, _decode(payload["result"])
+    return True, payload["result"]
 
 
 # ====================================================================== progress
