@@ -39,7 +39,7 @@ import math
 from typing import Sequence
 
 import numpy as np
-from flint import acb, arb, fmpq, fmpz
+from flint import acb, arb, arb_poly, fmpq, fmpz
 
 __all__ = ["DualProduct"]
 
@@ -211,15 +211,27 @@ class DualProduct:
             K = self._series_terms(gi, bits)
             phase = acb(0, -two_pi * s2 * g.b * lam).exp()
             ph = acb(1)
-            re_c, im_c = [], []
+            re_c, im_c = [arb(1)], [arb(0)]
             for k in range(1, K + 1):
                 ph = ph * phase
                 ck = (-a * k * k).exp()
                 re_c.append(ck * ph.real)
                 im_c.append(ck * ph.imag)
+            # with c = E + 1/E: E^k + E^−k = s_k(c), E^k − E^−k = (E − 1/E)·u_k(c), where
+            # s_0 = 2, s_1 = c, u_0 = 0, u_1 = 1 and both follow p_k = c·p_{k−1} − p_{k−2}
+            cvar = arb_poly([0, 1])
+            s_prev, s_cur = arb_poly([2]), cvar
+            u_prev, u_cur = arb_poly([0]), arb_poly([1])
+            re_poly, im_poly = arb_poly([1]), arb_poly([0])
+            for k in range(1, K + 1):
+                re_poly += re_c[k] * s_cur
+                im_poly += im_c[k] * u_cur
+                s_prev, s_cur = s_cur, cvar * s_cur - s_prev
+                u_prev, u_cur = u_cur, cvar * u_cur - u_prev
             tail = (2 * (-a * K * (K + 1)).exp() / (1 - (-2 * a).exp())).upper()
             two_a_n = 2 * a / N
-            series[gi] = (re_c, im_c, two_a_n, (two_a_n * int(bm[gi])).exp(), acb(arb(0, tail), arb(0, tail)), g.mult)
+            step_e = (two_a_n * int(bm[gi])).exp()
+            series[gi] = (re_poly, im_poly, two_a_n, step_e, 1 / step_e, acb(arb(0, tail), arb(0, tail)), g.mult)
         Qa = arb(fmpz(self.Q))
         c_a = 2 * pi * pi / (Qa * N * N)
         c_im = two_pi * lam / (Qa * N)
@@ -237,8 +249,9 @@ class DualProduct:
         val = ratio = None
         D = 0
         run = 0
-        E_cur: dict[int, tuple] = {}
-        for i, (row, mrow, le, ok) in enumerate(zip(r.tolist(), mask.tolist(), log_eps.tolist(), step_ok.tolist())):
+        rows = r.tolist()
+        chained = []  # per node: its leading term came from the recurrence (consecutive, no restart)
+        for i, (row, le, ok) in enumerate(zip(rows, log_eps.tolist(), step_ok.tolist())):
             if ok and run < RECURRENCE_MAX:
                 # log G_dual(j+1)/G_dual(j) = −c_a(2D_j + C1) + i c_im C2; the next ratio is
                 # this one times e^{−2 c_a C1}
@@ -258,6 +271,7 @@ class DualProduct:
                 ratio = None
                 run = 0
                 ok = False
+            chained.append(ok)
             v = val
             if le > -math.inf:
                 # |Π(1 + η_g)^{m_g} − 1| ≤ e^{x} − 1 ≤ 2x for x = Σ m ε ≤ 2^-bits (in the float
@@ -265,29 +279,24 @@ class DualProduct:
                 rad = arb(math.exp(le)) * (abs(v.real) + abs(v.imag))
                 rad = rad.upper()
                 v = v + acb(arb(0, rad), arb(0, rad))
-            for gi, single in enumerate(mrow):
-                if single:
-                    continue
-                re_c, im_c, two_a_n, step_e, tail, m = series[gi]
-                prev = E_cur.get(gi)
-                if ok and prev is not None and prev[2] == i - 1:
-                    E = prev[0] * step_e
-                    Ei = 1 / E if run % 8 == 0 else prev[1] / step_e
-                else:
-                    E = (two_a_n * row[gi]).exp()
-                    Ei = 1 / E
-                E_cur[gi] = (E, Ei, i)
-                s_re = arb(1)
-                s_im = arb(0)
-                Ek, Eik = E, Ei
-                for k, (rc, ic) in enumerate(zip(re_c, im_c)):
-                    if k:
-                        Ek = Ek * E
-                        Eik = Eik * Ei
-                    s_re += rc * (Ek + Eik)
-                    s_im += ic * (Ek - Eik)
-                S = acb(s_re, s_im) + tail
-                v = v * (S if m == 1 else S**m)
             out.append(v)
+        # series factors, one factor at a time over the nodes where it is not single-term:
+        # S = 1 + Σ_k α_k (E^k + E^−k) + i Σ_k β_k (E^k − E^−k), polynomials in c = E + 1/E
+        # evaluated in Arb's C code; E = e^{2a r/N} by recurrence along the leading term's chains
+        for gi, (re_poly, im_poly, two_a_n, step_e, inv_step, tail, m) in series.items():
+            last = -2
+            E = Ei = None
+            col = r[:, gi].tolist()
+            for i in np.flatnonzero(~mask[:, gi]).tolist():
+                if i == last + 1 and chained[i]:
+                    E = E * step_e
+                    Ei = Ei * inv_step
+                else:
+                    E = (two_a_n * col[i]).exp()
+                    Ei = 1 / E
+                last = i
+                c = E + Ei
+                S = acb(re_poly(c), (E - Ei) * im_poly(c)) + tail
+                out[i] = out[i] * (S if m == 1 else S**m)
         g0 = out.pop()
         return out, g0.real
