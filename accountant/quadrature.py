@@ -13,7 +13,9 @@ as small as 1e-100 keep full *relative* precision — unlike λ = 0 (arXiv 2606.
 absolute error Δ becomes e^ε·Δ in δ.  The integral is evaluated by the N-point trapezoid rule
 (exponentially convergent for analytic periodic integrands; exact aliasing identity in
 :mod:`accountant.bounds`) over the nodes kept by :mod:`accountant.sieve`, in Arb ball
-arithmetic.  Many thresholds share one node set and one evaluation of G per tilt group.
+arithmetic.  Many thresholds share one node set and one evaluation of G per tilt group; a batch
+sieves once, and thresholds in arithmetic progressions (trade-off grids) are summed for all
+nodes by one DFT per progression (N is then a multiple of the step; :func:`_kernel_sums_dft`).
 """
 
 from __future__ import annotations
