@@ -152,7 +152,9 @@ class SplitEngine:
         """
         ks = [int(k) for k in ks]
         taus = [float(t) for t in abs_targets]
-        tmin = min(_mpf(t) for t in abs_targets)
+        tmin = _mpf(min(abs_targets, key=float))  # float keys pick the minimum ...
+        if not float(tmin) > 0:  # ... unless targets underflow floats
+            tmin = min(_mpf(t) for t in abs_targets)
         tminf = float(tmin)
         bits = max(192, int(-float(mpmath.log(tmin, 2))) + 96)
         vU = float(self.v_u)

@@ -259,16 +259,21 @@ def lower_convex_envelope_decimal(curves: Iterable[Sequence[tuple[str, str]]]) -
     """
     parsed = []
     low = 0
+    memo: dict[str, tuple[int, int]] = {}  # trade-off curves repeat values (β_i = α_{n−1−i})
     for ci, curve in enumerate(curves):
         for pi, point in enumerate(curve):
             try:
                 x, y = point
             except (TypeError, ValueError):
                 raise ValueError(f"lower_convex_envelope: curve {ci}, point {pi} is not an (x, y) pair: {point!r}") from None
-            mx, ex = _parse_decimal(str(x), f"curve {ci}, point {pi}, x")
-            my, ey = _parse_decimal(str(y), f"curve {ci}, point {pi}, y")
-            low = min(low, ex, ey)
-            parsed.append((mx, ex, my, ey))
+            px = memo.get(x)
+            if px is None:
+                px = memo[x] = _parse_decimal(str(x), f"curve {ci}, point {pi}, x")
+            py = memo.get(y)
+            if py is None:
+                py = memo[y] = _parse_decimal(str(y), f"curve {ci}, point {pi}, y")
+            low = min(low, px[1], py[1])
+            parsed.append((px[0], px[1], py[0], py[1]))
     if not parsed:
         raise ValueError("lower_convex_envelope: no points")
     S = -low
