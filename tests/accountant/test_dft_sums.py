@@ -1,10 +1,9 @@
 """Kernel sums over arithmetic progressions of thresholds by one DFT (accountant.quadrature)."""
-import math
 import random
 from fractions import Fraction as F
 
 import mpmath
-from flint import acb, arb
+from flint import arb
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
