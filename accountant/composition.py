@@ -541,7 +541,7 @@ class Composition:
             if not zm > 0:
                 raise ValueError(f"tradeoff_curve: zeta_max must be > 0, got {zeta_max!r}")
             ks = _symmetric_grid(two_c, n, 2 * zm * C / (n - 1))
-            zeta = [float(Fraction(k) / C - 1) for k in ks]
+            zeta = [(2 * k - two_c) / two_c for k in ks]  # k/C − 1, correctly rounded (int / int)
         else:
             zeta = [float(z) for z in zeta]
             ks = [math.ceil((Fraction(z) + 1) * C) for z in zeta]

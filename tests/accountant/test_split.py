@@ -116,3 +116,25 @@ def test_tradeoff_of_a_split_composition_by_the_direct_engine_agrees(monkeypatch
     assert c1.k == c2.k
     for a, b in zip(c1.alpha + c1.beta + tuple(d1), c2.alpha + c2.beta + tuple(d2)):
         assert a.error <= 1e-25 and abs(a.value - b.value) <= a.error + b.error
+
+
+def test_fixed_point_window_sums_match_ball_products(monkeypatch):
+    """SplitEngine's exact fixed-point dot products (SPLIT_FIXED_POINT) and the term-by-term
+    Arb products give overlapping tails, both within target, both bracketing the convolution."""
+    import accountant.split as S
+    from accountant.pmf import PmfEngine
+
+    d_a, d_b = 37, 3
+    v_u = sum(F(g.mult * g.b * g.b) * g.sigma2 for g in A)
+    ks = list(range(-400, 900, 23))
+    targets = [1e-30] * len(ks)
+    fast = SplitEngine(PmfEngine(A), PmfEngine(B), d_a, d_b, v_u).tails(ks, targets)
+    monkeypatch.setattr(S, "SPLIT_FIXED_POINT", False)
+    slow = SplitEngine(PmfEngine(A), PmfEngine(B), d_a, d_b, v_u).tails(ks, targets)
+    full = [(g.sigma2, g.b * d_a, g.mult) for g in A] + [(g.sigma2, g.b * d_b, g.mult) for g in B]
+    dist = lattice_pmf(full)
+    for k, a, b in zip(ks, fast, slow):
+        ref = tail(dist, k)
+        assert a.error <= 1e-30 and b.error <= 1e-30
+        assert abs(a.value - b.value) <= a.error + b.error
+        assert a.lower - mpmath.mpf("1e-45") <= ref <= a.upper + mpmath.mpf("1e-45")
