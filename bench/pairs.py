@@ -186,7 +186,7 @@ def main(argv=None) -> int:
         w.writeheader()
         w.writerows(compare)
         atomic_write_text(out / "pairs_compare.csv", buf.getvalue())
-    summary = {k: v for k, v in s.items() if k != "grid"}
+    summary = {k: v for k, v in s.items() if k not in ("grid", "tradeoff_envelope")}  # (envelope: its size is in timings)
     report = {"meta": meta, "timings": timings, "summary_first_eps": summary}
     if compare:
         with mpmath.workdps(30):
