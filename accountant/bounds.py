@@ -41,26 +41,21 @@ def aliasing_bound(k: int, lam: arb, n_nodes: int, v: arb) -> arb:
 
     Returns an ``arb`` whose upper end is the bound (``+inf`` when the series bound fails).
     """
-    N = arb(n_nodes)
-    kk = arb(k)
-    # r >= 1 terms: f(r) = λrN − (k + rN)²/(2v); consecutive ratio ≤ exp(−g) for r ≥ 1
-    f1 = lam * N - (kk + N) ** 2 / (2 * v)
-    g = N * (2 * kk + 3 * N) / (2 * v) - lam * N
-    if not (g > 0):
-        return arb("inf")
-    upper_terms = f1.exp() / (1 - (-g).exp())
-    lower_terms = (-lam * N).exp() / (1 - (-lam * N).exp())
-    return upper_terms + lower_terms
+    return AliasingBound(lam, n_nodes, v)(k)
 
 
 class AliasingBound:
-    """:func:`aliasing_bound` for many thresholds k at one (λ, N, v): the k-independent parts
-    are computed once (same bound, same arithmetic)."""
+    """:func:`aliasing_bound` for many thresholds k at one (λ, N, v), the k-independent parts
+    computed once.
+
+    r ≥ 1 terms: f(r) = λrN − (k + rN)²/(2v), consecutive ratio ≤ e^{−g} with
+    g = N(2k + 3N)/(2v) − λN; r ≤ −1 terms: e^{−λN}/(1 − e^{−λN}).
+    """
 
     def __init__(self, lam: arb, n_nodes: int, v: arb):
         N = arb(n_nodes)
         self._N, self._two_v, self._lam_n = N, 2 * v, lam * N
-        self._g0 = N * (3 * N) / (2 * v) - lam * N  # g = N(2k + 3N)/(2v) − λN = g0 + k·N/v
+        self._g0 = N * (3 * N) / (2 * v) - lam * N  # g = g0 + k·N/v
         self._gk = N / v
         self._lower_terms = (-lam * N).exp() / (1 - (-lam * N).exp())
 
@@ -87,7 +82,7 @@ def log_aliasing_bound_float(k: float, lam: float, n_nodes: float, v: float) -> 
 
 def pruning_bound(k: int, lam: arb, g_lambda: arb, threshold: arb) -> arb:
     """Rigorous upper bound on the total modulus of pruned nodes' contributions to T."""
-    return g_lambda * (-lam * k).exp() * threshold / (1 - (-lam).exp())
+    return pruning_factor(lam, g_lambda, threshold) * (-lam * k).exp()
 
 
 def pruning_factor(lam: arb, g_lambda: arb, threshold: arb) -> arb:

@@ -89,6 +89,15 @@ class DualProduct:
             log_sum = np.logaddexp.reduce(terms, axis=1) if terms.shape[1] else np.full(len(r), -np.inf)
         return mask, log_sum + math.log(2.0)
 
+    def _dual_norm(self, thetas) -> arb:
+        """Π_g D_g^{m_g}, D_g = θ₃(0, τ_g)/√(2πσ_g²): the dual terms are divided by it."""
+        two_pi = 2 * arb.pi()
+        dm_all = arb(1)
+        for g, (tau, th0) in zip(self.groups, thetas):
+            s2 = arb(fmpq(g.sigma2.numerator, g.sigma2.denominator))
+            dm_all *= (th0.real / (two_pi * s2).sqrt()) ** g.mult
+        return dm_all
+
     def _series_terms(self, gi: int, bits: int) -> int:
         """Terms K of the dual series kept on each side for a factor that is not single-term:
         the rest is ≤ 2e^{−aK(K+1)}/(1 − e^{−2a}) relative to the leading term (|x| ≤ 1/2)."""
@@ -121,11 +130,7 @@ class DualProduct:
         mask, log_eps = self.dual_mask(r, N, bits)
         pi = arb.pi()
         two_pi = 2 * pi
-        # D_g^{m_g} = (θ₃(0, τ_g)/√(2πσ_g²))^{m_g}: the dual terms are divided by their product
-        dm_all = arb(1)
-        for g, (tau, th0) in zip(self.groups, thetas):
-            s2 = arb(fmpq(g.sigma2.numerator, g.sigma2.denominator))
-            dm_all *= (th0.real / (two_pi * s2).sqrt()) ** g.mult
+        dm_all = self._dual_norm(thetas)
         # per factor that needs its series somewhere: Horner polynomial Σ_k e^{−ak²} t^k, the
         # node-independent phase e^{−2i a y} (y = bλ/2π), 4π²σ²/N, and the truncation ball
         series = {}
@@ -198,11 +203,7 @@ class DualProduct:
             step_ok[1:len(nodes)] = (np.diff(nodes) == 1) & np.all(np.diff(r[:len(nodes)], axis=0) == bm[None, :], axis=1)
         pi = arb.pi()
         two_pi = 2 * pi
-        dm_all = arb(1)
-        for g, (tau, th0) in zip(self.groups, thetas):
-            s2 = arb(fmpq(g.sigma2.numerator, g.sigma2.denominator))
-            dm_all *= (th0.real / (two_pi * s2).sqrt()) ** g.mult
-        inv_dm = 1 / dm_all
+        inv_dm = 1 / self._dual_norm(thetas)
         series = {}
         for gi in np.flatnonzero(~mask.all(axis=0)).tolist():
             g = self.groups[gi]

@@ -209,20 +209,31 @@ def lower_convex_envelope(curves: Iterable[Sequence[tuple[Any, Any]]]) -> list[t
         The envelope's vertices, by increasing x (collinear points dropped).
     """
     best: dict[Any, Any] = {}
+    for ci, pi, point, x, y in _points(curves):
+        if x != x or y != y:
+            raise ValueError(f"lower_convex_envelope: curve {ci}, point {pi} has NaN: {point!r}")
+        if x not in best or y < best[x]:
+            best[x] = y
+    if not best:
+        raise ValueError("lower_convex_envelope: no points")
+    return _lower_chain(sorted(best.items()))
+
+
+def _points(curves):
+    """(curve index, point index, point, x, y) for every vertex; a clear error for non-pairs."""
     for ci, curve in enumerate(curves):
         for pi, point in enumerate(curve):
             try:
                 x, y = point
             except (TypeError, ValueError):
                 raise ValueError(f"lower_convex_envelope: curve {ci}, point {pi} is not an (x, y) pair: {point!r}") from None
-            if x != x or y != y:
-                raise ValueError(f"lower_convex_envelope: curve {ci}, point {pi} has NaN: {point!r}")
-            if x not in best or y < best[x]:
-                best[x] = y
-    if not best:
-        raise ValueError("lower_convex_envelope: no points")
-    hull: list[tuple[Any, Any]] = []
-    for p in sorted(best.items()):
+            yield ci, pi, point, x, y
+
+
+def _lower_chain(points):
+    """Andrew's monotone chain (lower hull) of points sorted by x with distinct x."""
+    hull: list = []
+    for p in points:
         while len(hull) >= 2 and _cross(hull[-2], hull[-1], p) <= 0:
             hull.pop()
         hull.append(p)
@@ -260,20 +271,15 @@ def lower_convex_envelope_decimal(curves: Iterable[Sequence[tuple[str, str]]]) -
     parsed = []
     low = 0
     memo: dict[str, tuple[int, int]] = {}  # trade-off curves repeat values (β_i = α_{n−1−i})
-    for ci, curve in enumerate(curves):
-        for pi, point in enumerate(curve):
-            try:
-                x, y = point
-            except (TypeError, ValueError):
-                raise ValueError(f"lower_convex_envelope: curve {ci}, point {pi} is not an (x, y) pair: {point!r}") from None
-            px = memo.get(x)
-            if px is None:
-                px = memo[x] = _parse_decimal(str(x), f"curve {ci}, point {pi}, x")
-            py = memo.get(y)
-            if py is None:
-                py = memo[y] = _parse_decimal(str(y), f"curve {ci}, point {pi}, y")
-            low = min(low, px[1], py[1])
-            parsed.append((px[0], px[1], py[0], py[1]))
+    for ci, pi, _, x, y in _points(curves):
+        px = memo.get(x)
+        if px is None:
+            px = memo[x] = _parse_decimal(str(x), f"curve {ci}, point {pi}, x")
+        py = memo.get(y)
+        if py is None:
+            py = memo[y] = _parse_decimal(str(y), f"curve {ci}, point {pi}, y")
+        low = min(low, px[1], py[1])
+        parsed.append((px[0], px[1], py[0], py[1]))
     if not parsed:
         raise ValueError("lower_convex_envelope: no points")
     S = -low
@@ -286,13 +292,8 @@ def lower_convex_envelope_decimal(curves: Iterable[Sequence[tuple[str, str]]]) -
         return m * pw[k]
 
     pts = sorted((scaled(mx, ex), scaled(my, ey)) for mx, ex, my, ey in parsed)
-    hull: list[tuple[int, int]] = []
-    for p in pts:
-        if hull and hull[-1][0] == p[0]:
-            continue  # same x, larger (or equal) y
-        while len(hull) >= 2 and _cross(hull[-2], hull[-1], p) <= 0:
-            hull.pop()
-        hull.append(p)
+    lowest = [p for n, p in enumerate(pts) if n == 0 or p[0] != pts[n - 1][0]]  # lowest y per x
+    hull = _lower_chain(lowest)
     den = 10**S
     return [(Fraction(x, den), Fraction(y, den)) for x, y in hull]
 

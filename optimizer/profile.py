@@ -129,12 +129,6 @@ def _get(spec: Any, key: str, default: Any = None) -> Any:
     return getattr(spec, key, default)
 
 
-def _nstr(x, n: int = RESULT_DIGITS) -> str:
-    import mpmath
-
-    return mpmath.nstr(x, n, min_fixed=1, max_fixed=0) if x else "0.0"
-
-
 def _decimal(x, n: int, mode: str) -> str:
     """Exact ``n``-significant-digit decimal string of a finite real ``x`` (mpf/int/float/
     Fraction), rounded ``"down"`` (toward −∞), ``"up"`` (toward +∞) or to ``"nearest"``.
@@ -509,12 +503,6 @@ def release_profile(
                                         "note": "lower convex envelope of the pairs' safe vertices "
                                                 "(α.lower, β.lower): never overclaims privacy"}
     return ReleaseProfile(summary=summary, results=results, rows=rows, envelope=envelope)
-
-
-def _frac_of(s: str) -> Fraction:
-    from decimal import Decimal
-
-    return Fraction(Decimal(s))
 
 
 def _dec(x: Fraction) -> str:
