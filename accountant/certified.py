@@ -8,7 +8,7 @@ End points are exact binary numbers held as :class:`mpmath.mpf`.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import mpmath
 
@@ -55,13 +55,21 @@ class Certified:
     ``value`` is the midpoint and ``error`` the half-width, so ``|exact − value| ≤ error``.
     ``float(c)`` gives the midpoint rounded to a float.
 
+    ``tol`` / ``rtol`` record the error the caller asked for (absolute / relative, ``None`` =
+    not requested); :attr:`tolerance_met` says whether the interval meets both.  The interval is
+    rigorous either way: a miss only means fewer certified digits than requested.
+
     >>> c = Certified.from_bounds(1, 3)
     >>> (float(c.value), float(c.error), c.contains(2.5))
     (2.0, 1.0, True)
+    >>> c.with_target(tol=0.5).tolerance_met, c.with_target(tol=2, rtol=0.6).tolerance_met
+    (False, True)
     """
 
     lower: mpmath.mpf
     upper: mpmath.mpf
+    tol: float | None = field(default=None, compare=False)
+    rtol: float | None = field(default=None, compare=False)
 
     def __post_init__(self):
         lo, hi = self.lower, self.upper
@@ -71,6 +79,26 @@ class Certified:
             raise ValueError(f"Certified: lower {lo} exceeds upper {hi}")
         object.__setattr__(self, "lower", lo)
         object.__setattr__(self, "upper", hi)
+
+    def with_target(self, tol=None, rtol=None) -> "Certified":
+        """The same interval, recording the requested absolute / relative error."""
+        out = object.__new__(Certified)
+        object.__setattr__(out, "lower", self.lower)
+        object.__setattr__(out, "upper", self.upper)
+        object.__setattr__(out, "tol", None if tol is None else float(tol))
+        object.__setattr__(out, "rtol", None if rtol is None else float(rtol))
+        return out
+
+    @property
+    def tolerance_met(self) -> bool:
+        """error ≤ tol and error ≤ rtol·|value| for the requested targets (True if none was
+        requested).  An enclosure [0, u] of a positive number never meets a relative target."""
+        err = self.error
+        if self.tol is not None and not (err <= self.tol):
+            return False
+        if self.rtol is not None and not (err <= self.rtol * abs(self.value)):
+            return False
+        return True
 
     @classmethod
     def from_bounds(cls, lower, upper) -> "Certified":
@@ -112,7 +140,8 @@ class Certified:
         return mpmath.nstr(self.value, n, min_fixed=1, max_fixed=0, strip_zeros=False)
 
     def __str__(self) -> str:
-        return f"{self.digits(20)} ± {mpmath.nstr(self.error, 3)}"
+        miss = "" if self.tolerance_met else " (tolerance not met)"
+        return f"{self.digits(20)} ± {mpmath.nstr(self.error, 3)}{miss}"
 
     def __neg__(self) -> "Certified":
         return Certified(-self.upper, -self.lower)
@@ -187,6 +216,8 @@ def arb_interval_to_certified(lo, hi, clip01: bool = False) -> Certified:
     out = object.__new__(Certified)
     object.__setattr__(out, "lower", a)  # both already exact mpf of the module's context
     object.__setattr__(out, "upper", b)
+    object.__setattr__(out, "tol", None)
+    object.__setattr__(out, "rtol", None)
     return out
 
 

@@ -22,6 +22,7 @@ from __future__ import annotations
 import hashlib
 import math
 from collections import Counter
+from decimal import Decimal
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
@@ -31,7 +32,7 @@ import mpmath
 from flint import arb, fmpq
 from scipy.special import log_ndtr, ndtri
 
-from .certified import Certified, down, exact_mpf, mpf_to_arb, up
+from .certified import Certified, _mpf, down, exact_mpf, up
 from .lattice import Lattice
 from .mechanism import DiscreteGaussian
 from .quadrature import LatticeGroup, TailEngine, log_tail_estimate, workprec
@@ -39,6 +40,7 @@ from .coarse import MAX_DIRECT_NODES, CoarseEngine, planned_nodes
 from .pmf import PmfEngine, pmf_span
 from .sieve import SieveTooWide, direct_kept_estimate
 from .split import MAX_PMF_GROUPS, SplitEngine, find_nested, find_split
+from .tradeoff import tradeoff_at
 
 __all__ = ["Composition", "EpsilonResult", "TradeoffCurve", "DEFAULT_TOL", "DEFAULT_RTOL"]
 
@@ -51,6 +53,16 @@ DEFAULT_RTOL = 1e-20
 DEFAULT_TRADEOFF_TOL = 1e-25
 #: retries with tightened internal targets when a result misses its tolerance.
 MAX_REFINEMENTS = 3
+#: tails (and δ) whose sub-Gaussian bound exp(−k²/(2v)) is below this are returned as the
+#: certified enclosure [0, bound] without integration (δ down to this keeps its relative
+#: tolerance; below it the answer is a clear "δ ≤ bound", flagged as a relative-tolerance miss).
+TAIL_FLOOR = 1e-300
+LOG_TAIL_FLOOR = math.log(TAIL_FLOOR)
+#: smallest absolute error target asked of a δ or a tail (bounds the working precision to
+#: ~1.1e3 bits); the second tail of δ, which is multiplied by e^ε, gets this times e^{−ε} ...
+ABS_TARGET_FLOOR = 1e-320
+#: ... and no engine target is ever below this (a hard cap on working precision, ~3.4e3 bits).
+ENGINE_TARGET_MIN_LOG10 = -1000
 _EXACT_BITS = 256  # precision of the exact-input → ball conversions
 #: a nested split down to a pmf table (accountant.pmf) replaces the direct trapezoid when the
 #: direct integrand has more than this many peak-window nodes (planning estimate) ...
@@ -76,6 +88,9 @@ SPLIT_PMF_MAX_SPAN = 8_000
 #: [6,28] estimate 9.9e4 — direct 1.3 s vs split 14.0 s; [6,10] 7.9e5 — 18.8 s vs 10.3 s.
 TRADEOFF_DIRECT_MAX_ESTIMATE = 150_000
 TRADEOFF_DIRECT_LOG_THRESHOLD = -70.0
+
+
+_ENGINE_TARGET_MIN = mpmath.mpf(10) ** ENGINE_TARGET_MIN_LOG10
 
 
 def make_engine(groups: tuple[LatticeGroup, ...]):
@@ -116,32 +131,75 @@ def _build_nested(groups, plan):
     return SplitEngine(PmfEngine(u_groups), _build_nested(v_groups, sub), dA, dB, v_u)
 
 
-def _parse_real(x, name: str) -> arb:
-    """A rigorous Arb ball for a user-supplied real (str / int / Fraction / float / mpf)."""
+def _parse_exact(x, name: str) -> Fraction:
+    """A user-supplied real as an exact Fraction: ints, Fractions, Decimals, decimal / rational
+    strings (parsed exactly), floats and mpmath numbers (their exact binary value).  Refuses
+    bools, non-finite values and non-numbers with a message naming ``name`` and the value."""
     if isinstance(x, bool):
-        raise TypeError(f"{name}: got bool {x!r}")
-    with workprec(_EXACT_BITS):
-        if isinstance(x, (int, Fraction)):
-            f = Fraction(x)
-            return arb(fmpq(f.numerator, f.denominator))
-        if isinstance(x, str):
-            try:
-                f = Fraction(x.strip())
-            except (ValueError, ZeroDivisionError):
-                raise ValueError(f"{name}: cannot parse {x!r} as a real number") from None
-            return arb(fmpq(f.numerator, f.denominator))
-        if isinstance(x, (float, Real)) or hasattr(x, "_mpf_"):
-            m = x if hasattr(x, "_mpf_") else mpmath.mpf(float(x))  # float → mpf is exact
-            if not mpmath.isfinite(m):
-                raise ValueError(f"{name}: must be finite, got {x!r}")
-            return mpf_to_arb(m)
+        raise TypeError(f"{name}: got bool {x!r}; expected a real number")
+    if isinstance(x, Fraction):
+        return x
+    if isinstance(x, int):
+        return Fraction(x)
+    if isinstance(x, str):
+        try:
+            return Fraction(x.strip())
+        except (ValueError, ZeroDivisionError):
+            raise ValueError(f"{name}: cannot parse {x!r} as a real number") from None
+    if isinstance(x, Decimal):
+        if not x.is_finite():
+            raise ValueError(f"{name}: must be finite, got {x!r}")
+        return Fraction(x)
+    if hasattr(x, "_mpf_"):
+        if not mpmath.isfinite(x):
+            raise ValueError(f"{name}: must be finite, got {x!r}")
+        sign, man, exp, _ = x._mpf_
+        f = Fraction(man) * (Fraction(2) ** exp)
+        return -f if sign else f
+    if isinstance(x, Real):
+        xf = float(x)
+        if not math.isfinite(xf):
+            raise ValueError(f"{name}: must be finite, got {x!r}")
+        return Fraction(xf)  # exact binary value
     raise TypeError(f"{name}: expected a real number, got {type(x).__name__} {x!r}")
 
 
-def _as_mpf(x: arb) -> mpmath.mpf:
-    """Exact midpoint of an Arb ball (use on exact balls, or on .lower()/.upper())."""
-    man, exp = x.mid().man_exp()
+def _frac_arb(f: Fraction) -> arb:
+    """An Arb ball enclosing the rational ``f`` at the current precision."""
+    return arb(fmpq(f.numerator, f.denominator))
+
+
+def _frac_bounds(f: Fraction) -> tuple[mpmath.mpf, mpmath.mpf]:
+    """mpf numbers ``lo ≤ f ≤ hi`` (outward-rounded)."""
+    m = _mpf(f.numerator) / f.denominator
+    return down(m), up(m)
+
+
+def _log_subgauss_tail(k: int, v_sg: Fraction) -> float:
+    """log of the sub-Gaussian bound P[Y ≥ k] ≤ exp(−k²/(2v)) for k ≥ 1 (float, planning)."""
+    return -float(Fraction(k * k) / (2 * v_sg)) if k >= 1 else 0.0
+
+
+def _subgauss_tail_upper(k: int, v_sg: Fraction) -> mpmath.mpf:
+    """exp(−k²/(2v)) rounded up (a certified upper bound of P[Y ≥ k], k ≥ 1; Canonne–Kamath–
+    Steinke arXiv 2004.00010: N_Z(0, σ²) is σ²-sub-Gaussian), without underflow."""
+    expo = up(-(_mpf(k) ** 2) / (2 * (_mpf(v_sg.numerator) / v_sg.denominator)))
+    return up(up(mpmath.exp(expo)))
+
+
+def _arb_lower(x: arb) -> mpmath.mpf:
+    """The lower end of an Arb ball as an exact mpf."""
+    man, exp = x.lower().mid().man_exp()
     return exact_mpf(man, exp)
+
+
+def _arb_upper(x: arb) -> mpmath.mpf:
+    """The upper end of an Arb ball as an exact mpf."""
+    man, exp = x.upper().mid().man_exp()
+    return exact_mpf(man, exp)
+
+
+
 
 
 @dataclass(frozen=True, slots=True)
@@ -150,17 +208,27 @@ class EpsilonResult:
 
     Attributes:
         value: an ε with certified δ(value) ≤ target (this is the one to publish).
-        lower: an ε with certified δ(lower) > target (so the exact ε(δ) ∈ (lower, value]).
+        lower: an ε with certified δ(lower) > target, so the exact ε(δ) ∈ (lower, value];
+            ``None`` when no such ε was certified (e.g. δ(0) ≤ target, where ε(δ) = 0 = value).
         delta_at_value: the certified δ at ``value``.
+        tol: the requested relative accuracy: value − lower ≤ tol·max(1, value).
     """
 
     value: mpmath.mpf
-    lower: mpmath.mpf
+    lower: mpmath.mpf | None
     delta_at_value: Certified
+    tol: float = 1e-12
 
     @property
     def upper(self) -> mpmath.mpf:
         return self.value
+
+    @property
+    def tolerance_met(self) -> bool:
+        """The bracket (lower, value] is as narrow as requested (or ε = 0 is certified)."""
+        if self.lower is None:
+            return self.value == 0
+        return bool(self.value - self.lower <= self.tol * max(1, abs(self.value)))
 
     def __float__(self) -> float:
         return float(self.value)
@@ -178,6 +246,11 @@ class TradeoffCurve:
     k: tuple[int, ...]
     alpha: tuple[Certified, ...]
     beta: tuple[Certified, ...]
+
+    @property
+    def tolerance_met(self) -> bool:
+        """Every vertex meets the requested tolerance."""
+        return all(c.tolerance_met for c in self.alpha) and all(c.tolerance_met for c in self.beta)
 
     def as_floats(self) -> tuple[list[float], list[float]]:
         return [float(a) for a in self.alpha], [float(b) for b in self.beta]
@@ -265,16 +338,30 @@ class Composition:
 
     # ------------------------------------------------------------------ tails
     def _engine_tails(self, ks, targets) -> list[Certified]:
-        """Engine call with fallback: when the exact sieve is too wide for this composition,
-        switch (once, for good) to the certified coarse sandwich of :mod:`accountant.coarse`,
-        coarsening further if needed."""
+        """Engine call with a per-call fallback: when the exact sieve is too wide for these
+        thresholds, this call (only) is answered by the certified coarse sandwich of
+        :mod:`accountant.coarse`, coarsening further if needed.  The composition's own engine is
+        never replaced, so no call changes the results of later calls."""
+        targets = [max(_mpf(t), _ENGINE_TARGET_MIN) for t in targets]
+        try:
+            return self._engine.tails(ks, targets)
+        except SieveTooWide:
+            pass
+        groups = self._lattice_groups()
         for factor in (1, 16, 256):
             try:
-                return self._engine.tails(ks, targets)
+                return CoarseEngine.build(groups, make_engine, factor=factor).tails(ks, targets)
             except SieveTooWide:
-                groups = self._lattice_groups()
-                self._engine = CoarseEngine.build(groups, make_engine, factor=factor)
-        return self._engine.tails(ks, targets)
+                continue
+        raise SieveTooWide("no engine (exact or coarse) can integrate this composition")
+
+    @property
+    def v_sg(self) -> Fraction:
+        """Sub-Gaussian variance proxy v = Σ m_k b_k² σ_k² of Y (P[Y ≥ k] ≤ exp(−k²/(2v)))."""
+        return sum((Fraction(c * b * b) * m.sigma2 for (m, c), b in zip(self.groups, self.lattice.weights)),
+                   Fraction(0))
+
+
 
     def _lattice_groups(self) -> tuple[LatticeGroup, ...]:
         return tuple(LatticeGroup(m.sigma2, b, c) for (m, c), b in zip(self.groups, self.lattice.weights))
@@ -298,7 +385,7 @@ class Composition:
             for i in todo:
                 k = ks[i]
                 lp = log_tail_estimate(self._engine.var, k) if k >= 1 else 0.0
-                targets.append(scale * min(tol, mpmath.exp(math.log(rtol) + lp)))
+                targets.append(max(scale * min(tol, mpmath.exp(math.log(rtol) + lp)), ABS_TARGET_FLOOR))
             res = self._engine_tails([ks[i] for i in todo], targets)
             still = []
             for i, c in zip(todo, res):
@@ -324,13 +411,11 @@ class Composition:
             return a - 50.0
         return a + math.log1p(-math.exp(b - a))
 
-    def _thresholds(self, eps: arb) -> tuple[int, int, float]:
-        L = self.lattice.scale
-        with workprec(_EXACT_BITS):
-            x = eps * arb(fmpq(L.numerator, L.denominator)) - arb(fmpq(self.lattice.two_c, 2))
-            k = int(x.mid().floor().unique_fmpz()) + 1
-            width = float(x.rad()) / float(L)
-        return k, k + self.lattice.two_c, width
+    def _thresholds(self, eps: Fraction) -> tuple[int, int]:
+        """(k₁, k₂) = (⌊Lε − C⌋ + 1, k₁ + 2C), exactly: δ(ε) = P[Y ≥ k₁] − e^ε P[Y ≥ k₂]."""
+        x = eps * self.lattice.scale - self.lattice.c
+        k = math.floor(x) + 1
+        return k, k + self.lattice.two_c
 
     def delta_curve(self, eps_values: Iterable, tol: float = DEFAULT_TOL, rtol: float = DEFAULT_RTOL) -> list[Certified]:
         """Certified δ(ε) for each ε; error ≤ tol (absolute) and ≤ rtol·δ (relative).
@@ -375,53 +460,74 @@ class Composition:
     def _delta_curve(self, eps_values: Iterable, tol: float, rtol: float, extra_ks: Sequence[int] = (),
                      extra_targets: Sequence[float] = ()) -> tuple[list[Certified], list[Certified]]:
         """:meth:`delta_curve`; the first engine batch also carries the thresholds ``extra_ks``
-        (absolute targets ``extra_targets``), whose tails are returned second."""
+        (absolute targets ``extra_targets``), whose tails are returned second.
+
+        ε is exact (a Fraction), so the thresholds k₁, k₂ are exact integers; e^ε is an Arb ball
+        at a precision matched to the target.  When the sub-Gaussian bound of P[Y ≥ k₁] is below
+        :data:`TAIL_FLOOR`, δ(ε) ∈ [0, that bound] is returned at once (no integration; flagged
+        by its relative tolerance)."""
         _check_tol(tol, rtol)
+        if isinstance(eps_values, (str, bytes)) or not isinstance(eps_values, Iterable):
+            raise TypeError(f"delta_curve: expected a list of eps values, got {eps_values!r}")
         eps_list = list(eps_values)
-        balls = []
+        fracs = []
         for i, e in enumerate(eps_list):
-            b = _parse_real(e, f"eps[{i}]")
-            if not (b >= 0):
+            f = _parse_exact(e, f"eps[{i}]")
+            if f < 0:
                 raise ValueError(f"eps[{i}]: must be >= 0, got {e!r}")
-            balls.append(b)
+            fracs.append(f)
+        v = self.v_sg
+        results: list[Certified | None] = [None] * len(fracs)
+        todo = []
+        for i, f in enumerate(fracs):
+            k1, _ = self._thresholds(f)
+            if _log_subgauss_tail(k1, v) < LOG_TAIL_FLOOR:
+                results[i] = Certified(_mpf(0), _subgauss_tail_upper(k1, v))
+            else:
+                todo.append(i)
         scale = 1.0
-        results: list[Certified | None] = [None] * len(balls)
-        todo = list(range(len(balls)))
         extra: list[Certified] = []
+        if extra_ks and not todo:
+            extra = self._engine_tails(list(extra_ks), list(extra_targets))
         for attempt in range(MAX_REFINEMENTS + 1):
+            if not todo:
+                break
             ks, targets, info = [], [], []
             for i in todo:
-                k1, k2, width = self._thresholds(balls[i])
-                ef = float(balls[i].mid())
+                k1, k2 = self._thresholds(fracs[i])
+                ef = float(fracs[i])
                 log_d = self._log_delta_gdp(ef)
                 need = min(math.log(tol), math.log(rtol) + log_d) + math.log(scale) - math.log(4)
+                need = max(need, math.log(ABS_TARGET_FLOOR))  # δ-level floor (see ABS_TARGET_FLOOR)
                 ks += [k1, k2]
                 targets += [mpmath.exp(need), mpmath.exp(need - ef)]
-                info.append((i, k1, k2, width))
+                info.append((i, k1, k2, need))
             if attempt == 0 and extra_ks:
                 tails = self._engine_tails(ks + list(extra_ks), targets + list(extra_targets))
                 tails, extra = tails[:len(ks)], tails[len(ks):]
             else:
-                tails = self._engine_tails(ks, targets) if ks else []
+                tails = self._engine_tails(ks, targets)
             still = []
-            for n, (i, k1, k2, width) in enumerate(info):
+            for n, (i, k1, k2, need) in enumerate(info):
                 t1, t2 = tails[2 * n], tails[2 * n + 1]
-                with workprec(_EXACT_BITS):
-                    e = balls[i].exp()
-                    elo, ehi = _as_mpf(e.lower()), _as_mpf(e.upper())
-                slack = mpmath.mpf(2 * width)  # ε-ball straddling an atom (negligible, but counted)
-                lo = down(down(t1.lower) - up(ehi * t2.upper) - slack)
-                hi = up(up(t1.upper) - down(elo * t2.lower) + slack)
-                d = Certified(max(lo, 0), min(hi, 1)) if hi >= 0 else Certified(0, 0)
+                bits = max(_EXACT_BITS, int(-need / math.log(2)) + 64)
+                with workprec(bits):
+                    e = _frac_arb(fracs[i]).exp()
+                    elo, ehi = _arb_lower(e), _arb_upper(e)
+                lo = down(t1.lower - up(ehi * t2.upper))
+                hi = up(t1.upper - down(elo * t2.lower))
+                if hi < 0:
+                    raise ArithmeticError(f"delta: certified upper bound {hi} < 0 at eps[{i}] = {eps_list[i]!r}"
+                                          " (the tail enclosures are inconsistent)")
+                d = Certified(max(lo, _mpf(0)), min(hi, _mpf(1)))
                 results[i] = d
-                need_err = min(mpmath.mpf(tol), rtol * d.value)
-                if d.error > need_err:
+                if d.error > min(mpmath.mpf(tol), rtol * d.value):
                     still.append(i)
             if not still or not getattr(self._engine, "improvable", True):
                 break
             todo = still
             scale *= 1e-6
-        return results, extra  # type: ignore[return-value]
+        return [d.with_target(tol, rtol) for d in results], extra  # type: ignore[union-attr]
 
     def delta(self, eps, tol: float = DEFAULT_TOL, rtol: float = DEFAULT_RTOL) -> Certified:
         """Certified δ(ε) = sup_S P(S) − e^ε Q(S) (hockey-stick divergence) of the composition."""
@@ -431,20 +537,34 @@ class Composition:
         """Smallest ε (to within ``tol``·max(1, ε)) with certified δ(ε) ≤ ``delta``.
 
         Returned on the safe side: ``result.value`` certainly satisfies δ(value) ≤ delta, and
-        ``result.lower`` certainly violates it.
+        ``result.lower`` (when not ``None``) certainly violates it; ``result.tolerance_met``
+        says whether the bracket is as narrow as ``tol`` asks.
         """
-        target = _parse_real(delta, "delta")
-        if not (target > 0 and target < 1):
+        target = _parse_exact(delta, "delta")
+        if not (0 < target < 1):
             raise ValueError(f"delta: must be in (0, 1), got {delta!r}")
-        if not (tol > 0):
-            raise ValueError(f"epsilon: tol must be > 0, got {tol!r}")
-        tgt = _as_mpf(target)
-        ltgt = float(mpmath.log(tgt))
+        if not (isinstance(tol, (int, float)) and tol > 0 and math.isfinite(tol)):
+            raise ValueError(f"epsilon: tol must be a finite number > 0, got {tol!r}")
+        tgt_lo, tgt_hi = _frac_bounds(target)  # tgt_lo ≤ δ_target ≤ tgt_hi
+
+        def dlt(e):
+            return self.delta(e, tol=delta_tol)
+
+        def below(d: Certified) -> bool:  # δ ≤ target, certainly
+            return bool(d.upper <= tgt_lo)
+
+        def above(d: Certified) -> bool:  # δ > target, certainly
+            return bool(d.lower > tgt_hi)
+
+        d0 = dlt(0)
+        if below(d0):  # ε(δ) = 0
+            return EpsilonResult(value=mpmath.mpf(0), lower=None, delta_at_value=d0, tol=tol)
+        ltgt = float(mpmath.log(tgt_lo))
         # surrogate start: solve log δ_GDP(ε) = log target by bisection in floats
         lo_f, hi_f = 0.0, 1.0
         while self._log_delta_gdp(hi_f) > ltgt:
             hi_f *= 2
-            if hi_f > 1e7:
+            if hi_f > 1e300:
                 raise ValueError(f"epsilon: delta {delta!r} too small to bracket")
         for _ in range(100):
             mid = (lo_f + hi_f) / 2
@@ -453,32 +573,33 @@ class Composition:
             else:
                 hi_f = mid
         guess = mpmath.mpf(hi_f)
-
-        def dlt(e):
-            return self.delta(e, tol=delta_tol)
-
-        # bracket with certified values: d(lo).lower > tgt, d(hi).upper <= tgt
+        # bracket with certified values: δ(lo) > target (or lo = 0), δ(hi) ≤ target
         step = mpmath.mpf(max(1e-3, 1e-3 * float(guess)))
-        lo, hi = guess - step, guess + step
-        lo = max(lo, mpmath.mpf(0))
-        d_lo, d_hi = dlt(lo), dlt(hi)
+        lo, hi = max(guess - step, mpmath.mpf(0)), guess + step
+        d_lo = d0 if lo == 0 else dlt(lo)
+        d_hi = dlt(hi)
         for _ in range(60):
-            if d_lo.lower > tgt or lo == 0:
+            if above(d_lo) or lo == 0:
                 break
             step *= 4
             lo = max(mpmath.mpf(0), lo - step)
-            d_lo = dlt(lo)
-        for _ in range(60):
-            if d_hi.upper <= tgt:
+            d_lo = d0 if lo == 0 else dlt(lo)
+        for _ in range(200):
+            if below(d_hi):
                 break
             step *= 4
             hi = hi + step
             d_hi = dlt(hi)
-        if not (d_hi.upper <= tgt):
+        if not below(d_hi):
             raise ArithmeticError(f"epsilon: could not certify delta <= {delta}")
+        lo_ok = above(d_lo)  # else lo = 0 and δ(0) is not certainly above the target
+
+        def logd(d: Certified):
+            return mpmath.log(d.value) - mpmath.log(tgt_lo) if d.value > 0 else None
+
         # Illinois regula falsi on log δ, keeping certified bracket ends
-        f_lo = mpmath.log(d_lo.value) - mpmath.log(tgt) if d_lo.value > 0 else mpmath.mpf(1)
-        f_hi = mpmath.log(d_hi.value) - mpmath.log(tgt)
+        f_lo = logd(d_lo) if d_lo.value > 0 else mpmath.mpf(1)
+        f_hi = logd(d_hi) if d_hi.value > 0 else mpmath.mpf(-1)
         side = 0
         for _ in range(200):
             if hi - lo <= tol * max(1, abs(hi)):
@@ -487,23 +608,22 @@ class Composition:
             width = hi - lo
             if not (lo < x < hi) or min(x - lo, hi - x) < width * 1e-3:
                 x = (lo + hi) / 2 if not (lo < x < hi) else x
-                # keep progress: nudge away from the ends
-                x = min(max(x, lo + width * 1e-3), hi - width * 1e-3)
+                x = min(max(x, lo + width * 1e-3), hi - width * 1e-3)  # keep progress
             d = dlt(x)
-            fx = mpmath.log(d.value) - mpmath.log(tgt) if d.value > 0 else -mpmath.mpf(1)
-            if d.upper <= tgt:
+            fx = logd(d) if d.value > 0 else -mpmath.mpf(1)
+            if below(d):
                 hi, d_hi, f_hi = x, d, fx
                 if side == 1:
                     f_lo /= 2
                 side = 1
-            elif d.lower > tgt:
-                lo, d_lo, f_lo = x, d, fx
+            elif above(d):
+                lo, d_lo, f_lo, lo_ok = x, d, fx, True
                 if side == -1:
                     f_hi /= 2
                 side = -1
             else:  # target inside the certified interval: cannot separate further
                 break
-        return EpsilonResult(value=hi, lower=lo, delta_at_value=d_hi)
+        return EpsilonResult(value=hi, lower=lo if lo_ok else None, delta_at_value=d_hi, tol=tol)
 
     # ------------------------------------------------------------------ f-DP
     def _default_zeta_max(self, tol: float) -> int:
@@ -557,66 +677,30 @@ class Composition:
             beta=tuple(vals[two_c + 1 - k] for k in ks),
         )
 
-    def tradeoff(self, alpha, tol: float = DEFAULT_TRADEOFF_TOL) -> Certified:
-        """β = T(P, Q)(α): the smallest type-II error at type-I error α (exact, randomised tests)."""
-        a = _parse_real(alpha, "alpha")
-        if not (a >= 0 and a <= 1):
+    def tradeoff(self, alpha, tol: float = DEFAULT_TRADEOFF_TOL, rtol: float = DEFAULT_RTOL) -> Certified:
+        """β = T(P, Q)(α): the smallest type-II error at type-I error α (exact, randomised tests).
+
+        Certified for every α ∈ [0, 1], however close to 0 or 1: the bracketing vertices are
+        chosen from certified tails (relative precision on the small side) and the bracket is
+        verified (:func:`accountant.tradeoff.tradeoff_at`).  Aims at error ≤ tol and ≤ rtol·β.
+        """
+        a = _parse_exact(alpha, "alpha")
+        if not (0 <= a <= 1):
             raise ValueError(f"alpha: must be in [0, 1], got {alpha!r}")
-        if not (tol > 0):
-            raise ValueError(f"tradeoff: tol must be > 0, got {tol!r}")
-        am = _as_mpf(a)
-        if am == 0:
-            return Certified(1, 1)
-        if am == 1:
-            return Certified(0, 0)
-        two_c = self.lattice.two_c
+        _check_tol(tol, rtol)
+        if a == 0:
+            return Certified(1, 1).with_target(tol, rtol)
+        if a == 1:
+            return Certified(0, 0).with_target(tol, rtol)
         sd = math.sqrt(self._engine.var)
-        af = float(am)
-        z = -float(ndtri(af)) if af > 1e-300 else math.sqrt(2 * math.log(1 / 1e-300))
-        k = int(round(z * sd))
-
-        def A(kk: int) -> Certified:
-            return self._engine_tails([kk], [tol])[0]
-
-        # find k with α_{k+1} <= α <= α_k  (α_k = P[Y >= k] is non-increasing in k)
-        step = max(1, int(sd // 64))
-        ak = A(k)
-        while ak.upper < am:  # need smaller k
-            k -= step
-            step *= 2
-            ak = A(k)
-        hi_k = k
-        step = max(1, int(sd // 64))
-        k2 = hi_k + step
-        a2 = A(k2)
-        while a2.lower > am:
-            k2 += step
-            step *= 2
-            a2 = A(k2)
-        lo_k, up_k = hi_k, k2  # α_{lo_k} >= α (maybe), α_{up_k} <= α (maybe)
-        while up_k - lo_k > 1:
-            mid = (lo_k + up_k) // 2
-            am_ = A(mid)
-            if am_.value >= am:
-                lo_k = mid
-            else:
-                up_k = mid
-        k = lo_k
-        t = self._engine_tails([k, k + 1, two_c + 1 - k, two_c - k], [tol] * 4)
-        ak, ak1, bk, bk1 = t
-        # β = β_{k+1} − (α − α_{k+1})·(β_{k+1} − β_k)/(α_k − α_{k+1})  (interval arithmetic)
-        zero, one = mpmath.mpf(0), mpmath.mpf(1)
-        atom_a_lo = max(down(ak.lower - ak1.upper), zero)
-        atom_a_hi = up(ak.upper - ak1.lower)
-        atom_b_lo = max(down(bk1.lower - bk.upper), zero)
-        atom_b_hi = up(bk1.upper - bk.lower)
-        num_lo = max(down(am - ak1.upper), zero)
-        num_hi = max(up(am - ak1.lower), zero)
-        t_lo = min(down(num_lo / atom_a_hi), one) if atom_a_hi > 0 else zero
-        t_hi = min(up(num_hi / atom_a_lo), one) if atom_a_lo > 0 else one
-        beta_lo = down(bk1.lower - up(t_hi * atom_b_hi))
-        beta_hi = up(bk1.upper - down(t_lo * atom_b_lo))
-        return Certified(max(beta_lo, 0), min(beta_hi, 1))
+        res = None
+        for scale in (1.0, 1e-6, 1e-12):
+            res, _ = tradeoff_at(a, self.lattice.two_c, sd,
+                                 lambda ms, s=scale: self.tails(ms, tol=tol * s / 4, rtol=rtol * s / 4))
+            res = res.with_target(tol, rtol)
+            if res.tolerance_met or not getattr(self._engine, "improvable", True):
+                break
+        return res
 
 
 def _symmetric_grid(two_c: int, n: int, step) -> list[int]:

@@ -37,8 +37,21 @@ __all__ = ["MAX_PMF_SPAN", "PmfEngine", "pmf_span"]
 MAX_PMF_SPAN = 600_000
 #: a table is built for this fraction of the requested error (one build serves refinements).
 TABLE_SLACK = 1e-6
+#: tables kept per engine (one per target bucket of 6 decades).
+MAX_TABLES = 4
+#: smallest target (natural log) a table is built for (working precision ≲ 3.4e3 bits).
+MIN_LOG_TARGET = -1000 * math.log(10)
 #: sub-Gaussian radius multiplier used to *predict* the span (planning only).
 _SPAN_SIGMAS = 18.0
+
+
+def _log(t) -> float:
+    """Natural log of a positive target (float or mpf) without float underflow."""
+    if isinstance(t, float):
+        return math.log(t) if t > 0 else -math.inf
+    import mpmath
+
+    return float(mpmath.log(t))
 
 
 def pmf_span(groups) -> float:
@@ -88,9 +101,11 @@ class PmfEngine:
 
     groups: tuple
     improvable: bool = True
-    _table: tuple | None = field(default=None, repr=False)  # (target, offset, suffix sums, E)
+    #: tables by target bucket (see :meth:`tails_ball`): (target, offset, suffix sums, E, bits)
+    _tables: dict = field(default_factory=dict, repr=False)
 
     def __post_init__(self):
+        self._last = None
         self.v_sg = sum((Fraction(g.mult * g.b * g.b) * g.sigma2 for g in self.groups), Fraction(0))
         self.var = float(self.v_sg)
 
@@ -98,18 +113,17 @@ class PmfEngine:
     def stats(self):
         from .quadrature import TailStats
 
-        t = self._table
+        t = self._last
         return TailStats(n_nodes=0 if t is None else len(t[2]))
 
-    def _build(self, target: float):
-        """pmf table with removed mass E ≤ about ``target`` (enclosed exactly, whatever it is)."""
+    def _build(self, log_t: float):
+        """pmf table with removed mass E ≤ about e^``log_t`` (enclosed exactly, whatever it is)."""
         n = len(self.groups)
-        log_t = math.log(target)
         bits = int(max(128, -log_t / math.log(2) + 64 + math.log2(pmf_span(self.groups))))
         old = ctx.prec
         ctx.prec = bits
         try:
-            budget = arb(target) / (4 * n)
+            budget = arb(log_t).exp() / (4 * n)
             dense, offset = [arb(1)], 0
             # fine weights first: the running product stays dense and the decimated products short
             for g in sorted(self.groups, key=lambda g: g.b):
@@ -125,7 +139,7 @@ class PmfEngine:
             for i in range(len(dense) - 1, -1, -1):
                 acc = acc + dense[i]
                 suffix[i] = acc
-            self._table = (target, offset, suffix, 1 - acc, bits)
+            return (log_t, offset, suffix, 1 - acc, bits)
         finally:
             ctx.prec = old
 
@@ -157,11 +171,19 @@ class PmfEngine:
 
     def tails_ball(self, ks: Sequence[int], abs_targets: Sequence) -> list[arb]:
         """Arb balls containing [Σ_{y≥k} c_y, Σ_{y≥k} c_y + E] ∋ P[Y ≥ k]."""
-        target = max(float(min(float(t) for t in abs_targets)), 1e-300)
-        if self._table is None or self._table[0] > target:
-            # build with slack so that the caller's refinements rarely force a rebuild
-            self._build(max(target * TABLE_SLACK, 1e-300))
-        _, offset, suffix, removed, bits = self._table
+        log_t = max(min(_log(t) for t in abs_targets), MIN_LOG_TARGET)
+        # one table per target bucket [10^(6b), 10^(6b+6)), built for the bucket's lower end
+        # times TABLE_SLACK: a call's result depends on its own targets only, never on which
+        # tables earlier calls built
+        bucket = math.floor(log_t / math.log(10) / 6)
+        table = self._tables.get(bucket)
+        if table is None:
+            table = self._build(6 * bucket * math.log(10) + math.log(TABLE_SLACK))
+            if len(self._tables) >= MAX_TABLES:
+                self._tables.pop(next(iter(self._tables)))
+            self._tables[bucket] = table
+        self._last = table
+        _, offset, suffix, removed, bits = table
         hi_idx = len(suffix) - 1
         old = ctx.prec
         ctx.prec = bits

@@ -110,6 +110,62 @@ def _dg_variance(sigma2: float) -> float:
     return float((w * xs * xs).sum() / w.sum())
 
 
+#: components with σ² below this are "lattice-like" (far from Gaussian): the planner then finds
+#: each tilt as the saddle point of the exact cumulant generating function (:class:`_Cgf`)
+#: instead of λ = k/Var Y, and estimates G(λ) from it instead of the sub-Gaussian exp(vλ²/2).
+SADDLE_SIGMA2 = 2.0
+
+
+class _Cgf:
+    """Float cumulant generating function K(λ) = log E e^{λY} and K'(λ) of the lattice sum
+    (planning only): exact sums over the support for components with σ² < SADDLE_SIGMA2, the
+    Gaussian σ²t²/2 for the others (relative error ~e^{−2π²σ²})."""
+
+    def __init__(self, groups):
+        self.gauss = sum(g.mult * g.b * g.b * float(g.sigma2) for g in groups if g.sigma2 >= SADDLE_SIGMA2)
+        self.small = [(float(g.sigma2), g.b, g.mult) for g in groups if g.sigma2 < SADDLE_SIGMA2]
+
+    @property
+    def needed(self) -> bool:
+        return bool(self.small)
+
+    def __call__(self, lam: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        lam = np.asarray(lam, dtype=float)
+        K = self.gauss * lam**2 / 2
+        K1 = self.gauss * lam
+        for s2, b, m in self.small:
+            t = b * lam  # tilted pmf ∝ exp(−x²/(2σ²) + t x), peak at x* = tσ²
+            c = np.round(t * s2)
+            R = int(40 * math.sqrt(s2)) + 40
+            xs = c[..., None] + np.arange(-R, R + 1)[None, :]
+            e = -xs * xs / (2 * s2) + t[..., None] * xs
+            top = e.max(axis=-1, keepdims=True)
+            w = np.exp(e - top)
+            z = w.sum(axis=-1)
+            x0 = np.arange(-R, R + 1)
+            log_z0 = math.log(float(np.exp(-x0 * x0 / (2 * s2)).sum()))
+            K = K + m * (top[..., 0] + np.log(z) - log_z0)
+            K1 = K1 + m * b * (w * xs).sum(axis=-1) / z
+        return K, K1
+
+    def saddle(self, ks: np.ndarray, var: float) -> np.ndarray:
+        """λ with K'(λ) = k for each k ≥ 1 (bisection in log λ, vectorised)."""
+        ks = np.asarray(ks, dtype=float)
+        lo = np.full(ks.shape, 1e-12)
+        hi = np.maximum(ks / var, 1e-6)
+        for _ in range(200):  # K' is increasing: grow hi until K'(hi) ≥ k
+            _, d = self(hi)
+            bad = d < ks
+            if not bad.any():
+                break
+            hi = np.where(bad, hi * 4, hi)
+        for _ in range(60):
+            mid = np.sqrt(lo * hi)
+            _, d = self(mid)
+            lo, hi = np.where(d < ks, mid, lo), np.where(d < ks, hi, mid)
+        return hi
+
+
 @dataclass
 class TailStats:
     """Diagnostics of the last batch (for benchmarks and reports)."""
@@ -140,6 +196,7 @@ class TailEngine:
             raise ValueError("TailEngine: empty composition")
         self.v_sg = sum(Fraction(g.mult * g.b * g.b) * g.sigma2 for g in self.groups)
         self.var = sum(g.mult * g.b * g.b * _dg_variance(float(g.sigma2)) for g in self.groups)
+        self._cgf = _Cgf(self.groups)
         self._theta_cache: dict[int, list[tuple[acb, acb]]] = {}
         self._dual: DualProduct | None = None
 
@@ -165,14 +222,16 @@ class TailEngine:
         """
         v_sg = float(self.v_sg)
         N = max(64, int(4 * math.sqrt(v_sg)))
+        saddle = None
         while True:
             if step:
                 N = _ap_round(N, step)
                 if N // step > AP_MAX_LENGTH:
                     return self._plan(ks, log_targets, None)
-            lams = [
-                max(k / self.var, (math.log(3.0) - lt + 1.0) / N) for k, lt in zip(ks, log_targets)
-            ]
+            if self._cgf.needed and saddle is None:
+                saddle = self._cgf.saddle(np.array(ks, dtype=float), self.var).tolist()
+            lam0 = saddle if saddle is not None else [k / self.var for k in ks]
+            lams = [max(l0, (math.log(3.0) - lt + 1.0) / N) for l0, lt in zip(lam0, log_targets)]
             groups = self._group(ks, lams)
             ok = all(
                 bounds.log_aliasing_bound_float(ks[i], lam_g, N, v_sg) <= log_targets[i] - math.log(3.0)
@@ -268,6 +327,11 @@ class TailEngine:
         self.stats = TailStats(n_nodes=N, tilt_groups=len(groups), log_threshold=0.0)
         out: dict[int, Certified] = {}
         plans = []
+        lam_arr = np.array([lam for lam, _ in groups])
+        if self._cgf.needed:  # log G(λ) from the exact cumulant generating function
+            log_g = dict(zip(lam_arr.tolist(), self._cgf(lam_arr)[0].tolist()))
+        else:
+            log_g = {lam: v_sg * lam**2 / 2 for lam in lam_arr.tolist()}
         for lam_f, members in groups:
             # this tilt group's pruning threshold (log) and working precision: each group
             # keeps the nodes its own threshold needs, so shallow tails do not pay for deep ones
@@ -276,7 +340,7 @@ class TailEngine:
             member_thr: dict[int, float] = {}
             for i in members:
                 k, lt = ks[i], log_targets[i]
-                log_chernoff = v_sg * lam_f**2 / 2 - lam_f * k
+                log_chernoff = log_g[lam_f] - lam_f * k
                 lthr = lt - math.log(3.0) + math.log(-math.expm1(-lam_f)) - log_chernoff
                 member_thr[i] = lthr
                 log_thr = min(log_thr, lthr)

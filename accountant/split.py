@@ -155,11 +155,9 @@ class SplitEngine:
         for with a tiny weight — cost fewer terms.
         """
         ks = [int(k) for k in ks]
-        taus = [float(t) for t in abs_targets]
-        tmin = _mpf(min(abs_targets, key=float))  # float keys pick the minimum ...
-        if not float(tmin) > 0:  # ... unless targets underflow floats
-            tmin = min(_mpf(t) for t in abs_targets)
-        tminf = float(tmin)
+        log_taus = [_log_float(t) for t in abs_targets]  # logs: targets may underflow floats
+        tmin = _mpf(abs_targets[int(np.argmin(log_taus))])
+        log_tmin = min(log_taus)
         bits = max(192, int(-float(mpmath.log(tmin, 2))) + 96)
         vU = float(self.v_u)
 
@@ -173,27 +171,27 @@ class SplitEngine:
         try:
             tu = tails_ball(self.u_engine, us, [tmin / (8 * len(us))] * len(us))
             pu = [a - b for a, b in zip(tu[:-1], tu[1:])]  # P[U = u] (ball), u = -R..R
-            phis = [max(float(p.upper()), 1e-300) for p in pu]
+            log_phis = [max(_log_float(p.upper()), -1e6) for p in pu]
             prefix = [arb(0)]  # prefix[i] = Σ_{u < us[i]} P[U = u]
             for p in pu:
                 prefix.append(prefix[-1] + p)
             # per threshold: its radius R_k, term count, and the u-window with |t| ≤ T; then
             # all windows' inner thresholds t(k, u) and targets as flat numpy vectors (the
             # inner target of t is the smallest any (k, u) asks of it)
-            phi_np = np.array(phis)
+            log_phi_np = np.array(log_phis)
             wide = (abs(d_a) * (R + 2) + max(abs(k) for k in ks) + abs(d_b) * 2) >= 2**62  # int64 safety
-            cap = 1e-3
+            log_cap = math.log(1e-3)
             # radii R_k (2 exp(−R²/(2 v_U)) ≤ τ/4), cut-offs T_k of V's support, and the window
             # [ua, ub] = {u : |t(k, u)| ≤ T_k} ∩ [−R_k, R_k] in closed form:
             # ⌈(k − d_a u)/d_b⌉ ≤ T ⟺ u ≥ ⌈(k − d_b T)/d_a⌉;  ⌈(k − d_a u)/d_b⌉ ≥ −T ⟺ u ≤ ⌈(k + d_b(T + 1))/d_a⌉ − 1
-            tau_np = np.array(taus, dtype=float)
-            r_np = np.ceil(np.sqrt(2 * vU * np.maximum(1.0, np.log(8 / np.maximum(tau_np, 1e-300)))))
+            ltau_np = np.array(log_taus, dtype=float)
+            r_np = np.ceil(np.sqrt(2 * vU * np.maximum(1.0, math.log(8) - ltau_np)))
             rk_list = np.minimum(R, r_np.astype(np.int64) + 1).tolist()
             nt_list = [2 * rk + 1 for rk in rk_list]
-            t_np = np.ceil(np.sqrt(2 * v_vf * np.maximum(1.0, np.log(8 * np.array(nt_list, dtype=float)
-                                                                      / np.minimum(tau_np, cap))))) + 1
+            t_np = np.ceil(np.sqrt(2 * v_vf * np.maximum(1.0, np.log(8 * np.array(nt_list, dtype=float))
+                                                                      - np.minimum(ltau_np, log_cap)))) + 1
             plan = []
-            for k, tau, Rk, n_terms, T in zip(ks, taus, rk_list, nt_list, t_np.astype(np.int64).tolist()):
+            for k, tau, Rk, n_terms, T in zip(ks, log_taus, rk_list, nt_list, t_np.astype(np.int64).tolist()):
                 ua = max(-Rk, -((d_b * T - k) // d_a))
                 ub = min(Rk, -(-(k + d_b * (T + 1)) // d_a) - 1)
                 plan.append((k, Rk, T, ua, ub, tau, n_terms))
@@ -207,8 +205,9 @@ class SplitEngine:
             t_all = -((d_a * u_all - k_rep) // d_b)  # ⌈(k − d_a u)/d_b⌉ by floor division
             u_idx = (u_all + R).astype(np.int64)
             n_rep = np.repeat(np.array([p[6] for p in plan], dtype=float), lengths)
-            tau_rep = np.repeat(np.array(taus, dtype=float), lengths)
-            tgt_all = np.maximum(np.minimum(cap, tau_rep / (8 * n_rep * phi_np[u_idx])), tminf / (8 * n_rep))
+            ltau_rep = np.repeat(ltau_np, lengths)
+            log_8n = np.log(8 * n_rep)
+            tgt_all = np.maximum(np.minimum(log_cap, ltau_rep - log_8n - log_phi_np[u_idx]), log_tmin - log_8n)
             if total:
                 order = np.lexsort((tgt_all, t_all))  # by t, then target: first of a run is its min
                 t_sorted, g_sorted = t_all[order], tgt_all[order]
@@ -216,7 +215,7 @@ class SplitEngine:
                 first[1:] = t_sorted[1:] != t_sorted[:-1]
                 tks_np = t_sorted[first]
                 tks = [int(t) for t in tks_np.tolist()]
-                tgts = g_sorted[first].tolist()
+                tgts = [mpmath.exp(x) for x in g_sorted[first].tolist()]  # (logs → targets)
             else:
                 tks_np, tks, tgts = np.zeros(0, dtype=np.int64), [], []
             tv = tails_ball(self.v_engine, tks, tgts) if tks else []
@@ -230,15 +229,25 @@ class SplitEngine:
             if total and SPLIT_FIXED_POINT:
                 # exact integer dot products of fixed-point values (_fixed_point), all windows at once
                 fb = bits + 16
-                p_int, p_abs, p_err = _fixed_point(pu, fb)
-                q_int, q_abs, q_err = _fixed_point(tv, fb)
                 scale = arb(2) ** (-2 * fb)
                 offs = starts[nonempty]
-                exact = np.add.reduceat(p_int[u_idx] * q_int[idx_all], offs)
-                pe, qe = p_err[u_idx], q_err[idx_all]
-                err = np.add.reduceat(p_abs[u_idx] * qe + pe * q_abs[idx_all] + pe * qe, offs)
-                for n, x, e in zip(nonempty.tolist(), exact.tolist(), err.tolist()):
-                    window_sum[n] = arb(fmpz(int(x))) * scale + arb(0, e * (1 + 1e-10) + 1e-300)
+                if fb <= FLOAT_ERROR_MAX_BITS:  # error bounds in floats (2^−fb ≫ float underflow)
+                    p_int, p_abs, p_err = _fixed_point(pu, fb)
+                    q_int, q_abs, q_err = _fixed_point(tv, fb)
+                    exact = np.add.reduceat(p_int[u_idx] * q_int[idx_all], offs)
+                    pe, qe = p_err[u_idx], q_err[idx_all]
+                    err = np.add.reduceat(p_abs[u_idx] * qe + pe * q_abs[idx_all] + pe * qe, offs)
+                    for n, x, e in zip(nonempty.tolist(), exact.tolist(), err.tolist()):
+                        window_sum[n] = arb(fmpz(int(x))) * scale + arb(0, e * (1 + 1e-10) + 1e-300)
+                else:  # deep targets: error bounds as exact integers too (no float range limits)
+                    p_int, p_err = _fixed_point_int(pu, fb)
+                    q_int, q_err = _fixed_point_int(tv, fb)
+                    pi, qi = p_int[u_idx], q_int[idx_all]
+                    pe, qe = p_err[u_idx], q_err[idx_all]
+                    exact = np.add.reduceat(pi * qi, offs)
+                    err = np.add.reduceat(abs(pi) * qe + pe * abs(qi) + pe * qe, offs)
+                    for n, x, e in zip(nonempty.tolist(), exact.tolist(), err.tolist()):
+                        window_sum[n] = arb(fmpz(int(x))) * scale + arb(0, arb(fmpz(int(e))) * scale)
             else:
                 for n in nonempty.tolist():
                     o, m = int(starts[n]), int(lengths[n])
@@ -270,6 +279,38 @@ class SplitEngine:
             return out
         finally:
             ctx.prec = old
+
+
+def _log_float(x) -> float:
+    """Natural log of a positive number (float, mpf or exact Arb point) as a float, without
+    underflow; −inf for 0."""
+    if isinstance(x, float):
+        return math.log(x) if x > 0 else -math.inf
+    if isinstance(x, arb):
+        man, exp = x.mid().man_exp()
+        man, exp = int(man), int(exp)
+        return math.log(man) + exp * math.log(2) if man > 0 else -math.inf
+    x = _mpf(x)
+    return float(mpmath.log(x)) if x > 0 else -math.inf
+
+
+def _fixed_point_int(balls, bits: int):
+    """Fixed-point form of Arb balls with integer error bounds: (X, E) object arrays with
+    |x − X·2^−bits| ≤ E·2^−bits for every x in the ball (X = ⌊mid·2^bits⌋, E = ⌈rad·2^bits⌉ + 1)."""
+    ints, errs = [], []
+    for x in balls:
+        man, exp = x.mid().man_exp()
+        m, sh = int(man), int(exp) + bits
+        ints.append(m << sh if sh >= 0 else m >> -sh)
+        rm, re = x.rad().mid().man_exp()
+        rm, rsh = int(rm), int(re) + bits
+        errs.append((rm << rsh if rsh >= 0 else -((-rm) >> -rsh)) + 1)  # ⌈·⌉ for rsh < 0
+    return np.array(ints, dtype=object), np.array(errs, dtype=object)
+
+
+#: window sums whose fixed-point width is at most this many bits bound their error in floats
+#: (:func:`_fixed_point`); wider ones (deep targets) in exact integers (:func:`_fixed_point_int`).
+FLOAT_ERROR_MAX_BITS = 900
 
 
 def _fixed_point(balls, bits: int):

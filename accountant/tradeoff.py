@@ -1,0 +1,181 @@
+"""The exact trade-off function β = T(P, Q)(α) at one α, certified from certified lattice tails.
+
+Setting (:mod:`accountant.composition`): Y = Σ_k b_k X_k is an integer lattice sum, symmetric
+about 0, and the likelihood-ratio tests of P against Q are "reject when Y ≥ j".  Their errors
+are the vertices (α_j, β_j) = (T_j, T_{2C+1−j}) with T_j = P[Y ≥ j]; between consecutive
+vertices the Neyman–Pearson curve is linear (randomised tests at the atom Y = j):
+
+    β(α) = (1 − t)·β_{k+1} + t·β_k,   t = (α − α_{k+1})/(α_k − α_{k+1}),   α_{k+1} ≤ α ≤ α_k
+
+(Dong, Roth & Su, arXiv 1905.02383, f-DP; the lattice vertices of Su, Su & Wang, arXiv
+2606.29835).  Soundness needs the bracket α_{k+1} ≤ α ≤ α_k to be *certified*, and precision at
+extreme α needs every difference with relative precision: near α = 0 the α-side tails are tiny,
+near α = 1 their complements 1 − T_j = T_{1−j} are.  Both are supplied by ``small_tail(m)``,
+a certified P[Y ≥ m] for m ≥ 1 with the caller's relative tolerance, so every quantity below is
+a sum of non-negative terms known to relative precision:
+
+* α ≤ 1/2: u = α − α_{k+1} and w = α_k − α from the tails T_j (j ≥ 1);
+* α > 1/2: with q = 1 − α, u = T_{−k} − q and w = q − T_{1−k} from the complements.
+
+Then t = u/(u + w), 1 − t = w/(u + w), and β is increasing in both β's and decreasing in t, so
+its interval ends come from the matching ends of u, w and the β_j.  When α lies inside the
+enclosure of some α_j (the bracket cannot be certified), the monotone bound
+β(α) ∈ [β_{k_lo}, β_{k_hi}] over the certified outer bracket is returned instead (still
+rigorous, wider, and flagged by its tolerance).
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+from typing import Callable
+
+import mpmath
+from scipy.special import log_ndtr
+
+from .certified import Certified, _mpf, down, up
+
+__all__ = ["tradeoff_at", "normal_quantile_guess"]
+
+#: the bracket search doubles its step at most this many times (|k| ≤ 2^64 · sd).
+_MAX_DOUBLINGS = 64
+
+
+def normal_quantile_guess(alpha: Fraction) -> float:
+    """z with Φ(−z) ≈ α (z ≥ 0 for α ≤ 1/2), from log α in floats: any α in (0, 1),
+    however close to 0 or 1 (planning only)."""
+    small = alpha if alpha <= Fraction(1, 2) else 1 - alpha
+    la = float(mpmath.log(mpmath.mpf(small.numerator) / small.denominator))
+    lo, hi = 0.0, 1.0
+    while float(log_ndtr(-hi)) > la:
+        hi *= 2
+    for _ in range(80):
+        mid = (lo + hi) / 2
+        if float(log_ndtr(-mid)) > la:
+            lo = mid
+        else:
+            hi = mid
+    return hi if alpha <= Fraction(1, 2) else -hi
+
+
+def tradeoff_at(alpha: Fraction, two_c: int, sd: float,
+                small_tail: Callable[[list[int]], list[Certified]]) -> tuple[Certified, bool]:
+    """Certified β(α) for 0 < α < 1 (see the module docstring).
+
+    Args:
+        alpha: the type-I error, exact.
+        two_c: 2C of the lattice (β_j = T_{2C+1−j}).
+        sd: standard deviation of Y (planning of the search only).
+        small_tail: certified P[Y ≥ m] for a list of thresholds m ≥ 1 (relative precision).
+
+    Returns ``(β, bracketed)``: ``bracketed`` is False when the certified bracket was not
+    adjacent (the wider monotone bound was used).
+    """
+    if not (0 < alpha < 1):
+        raise ValueError(f"tradeoff_at: alpha must be in (0, 1), got {alpha}")
+    half = Fraction(1, 2)
+    low_side = alpha <= half
+    q = alpha if low_side else 1 - alpha  # the small one of α, 1 − α
+    q_lo, q_hi = down(_mpf(q.numerator) / q.denominator), up(_mpf(q.numerator) / q.denominator)
+    cache: dict[int, Certified] = {}
+
+    def s(m: int) -> Certified:  # P[Y ≥ m], m ≥ 1
+        if m not in cache:
+            cache[m] = small_tail([m])[0]
+        return cache[m]
+
+    def prefetch(ms):
+        need = sorted({m for m in ms if m >= 1 and m not in cache})
+        if need:
+            cache.update(zip(need, small_tail(need)))
+
+    # order(j): +1 if α_j = T_j ≥ α certainly, −1 if T_j < α certainly, 0 if undecided
+    def order(j: int) -> int:
+        if low_side:
+            if j <= 0:
+                return 1  # T_j ≥ T_0 > 1/2 ≥ α
+            t = s(j)
+            return 1 if t.lower >= q_hi else (-1 if t.upper < q_lo else 0)
+        if j >= 1:
+            return -1  # T_j ≤ T_1 < 1/2 < α
+        c = s(1 - j)  # 1 − T_j
+        return 1 if c.upper <= q_lo else (-1 if c.lower > q_hi else 0)
+
+    # k_lo = largest j with order(j) = +1, k_hi = smallest j with order(j) = −1 (order is
+    # non-increasing in j): exponential search from a normal guess, then bisection
+    sd_step = max(1, int(sd // 64))
+    j = int(round(normal_quantile_guess(alpha) * sd))
+    step = sd_step
+    while order(j) != 1:
+        j, step = j - step, 2 * step
+    k_lo = _last_true(lambda x: order(x) == 1, j, sd_step)
+    k_hi = _first_true(lambda x: order(x) == -1, k_lo + 1, sd_step)
+    # β_j = T_{2C+1−j}: from the small side
+    prefetch([2 * two_c + 2 - j for j in (k_lo, k_hi)] + [j - two_c for j in (k_lo, k_hi)])
+
+    def beta_vertex(j: int) -> tuple:
+        m = two_c + 1 - j
+        if m >= 1:
+            t = s(m)
+            return t.lower, t.upper
+        c = s(1 - m)
+        return down(1 - c.upper), up(1 - c.lower)
+
+    bl_lo, bl_hi = beta_vertex(k_lo)  # β at the vertex with the larger α (smaller β)
+    bh_lo, bh_hi = beta_vertex(k_hi)
+    if k_hi != k_lo + 1:
+        return Certified(max(bl_lo, _mpf(0)), min(bh_hi, _mpf(1))), False
+    k = k_lo
+    zero = _mpf(0)
+    if low_side:
+        a1 = s(k + 1)  # α_{k+1} < α
+        u_lo, u_hi = down(q_lo - a1.upper), up(q_hi - a1.lower)
+        if k >= 1:
+            a0 = s(k)
+            w_lo, w_hi = down(a0.lower - q_hi), up(a0.upper - q_lo)
+        else:  # α_k = 1 − T_{1−k}
+            c0 = s(1 - k)
+            w_lo, w_hi = down(down(1 - c0.upper) - q_hi), up(up(1 - c0.lower) - q_lo)
+    else:
+        c1 = s(-k)  # 1 − α_{k+1} (k + 1 ≤ 0 here)
+        c0 = s(1 - k)  # 1 − α_k
+        u_lo, u_hi = down(c1.lower - q_hi), up(c1.upper - q_lo)
+        w_lo, w_hi = down(q_lo - c0.upper), up(q_hi - c0.lower)
+    u_lo, w_lo = max(u_lo, zero), max(w_lo, zero)
+    # t = u/(u+w) ∈ [t_lo, t_hi], 1 − t = w/(u+w) ∈ [1 − t_hi, 1 − t_lo]
+    d1, d2 = up(u_hi + w_lo), down(u_lo + w_hi)
+    if not (d1 > 0 and d2 > 0):
+        return Certified(max(bl_lo, zero), min(bh_hi, _mpf(1))), False
+    t_hi, omt_lo = min(up(u_hi / d1), _mpf(1)), down(w_lo / d1)
+    t_lo, omt_hi = down(u_lo / d2), min(up(w_hi / d2), _mpf(1))
+    # β = (1 − t)β_{k+1} + tβ_k is increasing in both vertex values; in t it is linear, so
+    # its extremes over [t_lo, t_hi] are at the ends
+    lo = min(down(down(omt_lo * bh_lo) + down(t_hi * bl_lo)), down(down(down(1 - t_lo) * bh_lo) + down(t_lo * bl_lo)))
+    hi = max(up(up(omt_hi * bh_hi) + up(t_lo * bl_hi)), up(up(up(1 - t_hi) * bh_hi) + up(t_hi * bl_hi)))
+    lo, hi = max(lo, max(bl_lo, zero)), min(hi, min(bh_hi, _mpf(1)))  # monotone bound too
+    if not (lo <= hi):
+        raise ArithmeticError(f"tradeoff_at: empty enclosure [{lo}, {hi}] at alpha = {alpha}")
+    return Certified(lo, hi), True
+
+
+def _last_true(pred, start: int, step: int) -> int:
+    """Largest j ≥ start with pred(j), for pred true at ``start`` and monotone (true … false)."""
+    good, j = start, start + step
+    for _ in range(_MAX_DOUBLINGS):
+        if not pred(j):
+            break
+        good, step = j, 2 * step
+        j = good + step
+    else:
+        raise ArithmeticError("tradeoff_at: bracket search did not terminate")
+    bad = j
+    while bad - good > 1:
+        mid = (good + bad) // 2
+        good, bad = (mid, bad) if pred(mid) else (good, mid)
+    return good
+
+
+def _first_true(pred, start: int, step: int) -> int:
+    """Smallest j ≥ start with pred(j), for pred monotone (false … true) and true eventually."""
+    if pred(start):
+        return start
+    return _last_true(lambda x: not pred(x), start, step) + 1
