@@ -141,7 +141,9 @@ class Certified:
 
     def __str__(self) -> str:
         miss = "" if self.tolerance_met else " (tolerance not met)"
-        return f"{self.digits(20)} ± {mpmath.nstr(self.error, 3)}{miss}"
+        # the error printed on its safe side: 3 significant digits are within 0.5 % of the
+        # value, so 1.01·error rounded to nearest is ≥ error (works at any exponent)
+        return f"{self.digits(20)} ± {mpmath.nstr(up(self.error) * 1.01, 3)}{miss}"
 
     def __neg__(self) -> "Certified":
         return Certified(-self.upper, -self.lower)

@@ -73,6 +73,9 @@ NESTED_MAX_COST = 100_000
 #: ... for compositions of at most this many distinct components (DHC pairs have 8–17; the
 #: planner's search is exponential in the number of weight families).
 NESTED_MAX_GROUPS = 24
+#: most thresholds × outer terms a chain of exact splits may multiply into (see make_engine);
+#: the DHC pairs' chains cost ≤ 1e3.
+SPLIT_CHAIN_MAX_COST = 2e4
 #: a part of an exact split (the outer U, or an inner V that splits no further) is tabulated
 #: by :class:`accountant.pmf.PmfEngine` when its predicted span is at most this (and it has at
 #: most ``MAX_PMF_GROUPS`` distinct components): split parts are asked for tails at hundreds to
@@ -87,15 +90,43 @@ SPLIT_PMF_MAX_SPAN = 8_000
 #: per outer × inner term.  Measured on the DHC pairs with splits (901-point curves, tol 1e-25):
 #: [6,28] estimate 9.9e4 — direct 1.3 s vs split 14.0 s; [6,10] 7.9e5 — 18.8 s vs 10.3 s.
 TRADEOFF_DIRECT_MAX_ESTIMATE = 150_000
+#: a whole composition whose lattice sum spans at most this many points (predicted) is
+#: tabulated exactly (accountant.pmf) instead of integrated: such Y have Var ≲ 50, e.g. a few
+#: components with σ² ≪ 1, where the trapezoid's tilts become extreme.
+DIRECT_PMF_MAX_SPAN = 256
+#: supported range of σ² (exact rationals): outside it the engines' planning (floats) and theta
+#: evaluations are not validated; compositions are refused up front with this range named.
+SIGMA2_MIN = Fraction(1, 10**4)
+SIGMA2_MAX = Fraction(10**12)
+#: most mechanisms (with multiplicity) in one composition.
+MAX_COMPONENTS = 10**6
+
+
+def _short(x: Fraction) -> str:
+    """A Fraction for an error message: exact when short, else a 6-digit decimal."""
+    t = str(x)
+    return t if len(t) <= 24 else f"{float(x):.6g}" if math.isfinite(_float(x)) else f"~1e{len(str(x.numerator)) - len(str(x.denominator))}"
 TRADEOFF_DIRECT_LOG_THRESHOLD = -70.0
 
 
 _ENGINE_TARGET_MIN = mpmath.mpf(10) ** ENGINE_TARGET_MIN_LOG10
 
 
-def make_engine(groups: tuple[LatticeGroup, ...]):
-    """The tail engine for a lattice sum: direct trapezoid, or an exact split (accountant.split)."""
+def make_engine(groups: tuple[LatticeGroup, ...], budget: float = SPLIT_CHAIN_MAX_COST):
+    """The tail engine for a lattice sum: direct trapezoid, or an exact split (accountant.split).
+
+    ``budget`` bounds the product of the outer enumeration sizes along a chain of splits (the
+    factor by which thresholds multiply down the chain); past it the chain stops and the
+    remainder is integrated directly (or, when too fine, by the certified coarse sandwich)."""
+    if len(groups) <= MAX_PMF_GROUPS and pmf_span(groups) <= DIRECT_PMF_MAX_SPAN:
+        return PmfEngine(tuple(groups))
     split = find_split(groups)
+    if split is not None:
+        outer = 2 * 16 * math.sqrt(sum(g.mult * g.b * g.b * float(g.sigma2) for g in split[0])) / split[2] + 1
+        if outer > budget:
+            split = None
+        else:
+            budget /= outer
     if split is None:
         if planned_nodes(groups) > MAX_DIRECT_NODES:
             return CoarseEngine.build(groups, make_engine)
@@ -109,7 +140,7 @@ def make_engine(groups: tuple[LatticeGroup, ...]):
     v_u = sum(Fraction(g.mult * g.b * g.b) * g.sigma2 for g in u_groups)
     v_engine = _split_part(v_groups) if find_split(v_groups) is None else None
     u_engine = _split_part(u_groups) or TailEngine(u_groups)
-    return SplitEngine(u_engine, v_engine or make_engine(v_groups), dA, dB, v_u)
+    return SplitEngine(u_engine, v_engine or make_engine(v_groups, budget), dA, dB, v_u)
 
 
 def _split_part(groups):
@@ -175,9 +206,17 @@ def _frac_bounds(f: Fraction) -> tuple[mpmath.mpf, mpmath.mpf]:
     return down(m), up(m)
 
 
+def _float(x: Fraction) -> float:
+    """float(x), saturating to ±inf instead of raising OverflowError (planning only)."""
+    try:
+        return float(x)
+    except OverflowError:
+        return math.inf if x > 0 else -math.inf
+
+
 def _log_subgauss_tail(k: int, v_sg: Fraction) -> float:
     """log of the sub-Gaussian bound P[Y ≥ k] ≤ exp(−k²/(2v)) for k ≥ 1 (float, planning)."""
-    return -float(Fraction(k * k) / (2 * v_sg)) if k >= 1 else 0.0
+    return -_float(Fraction(k * k) / (2 * v_sg)) if k >= 1 else 0.0
 
 
 def _subgauss_tail_upper(k: int, v_sg: Fraction) -> mpmath.mpf:
@@ -289,6 +328,14 @@ class Composition:
                 counts[mech] += mult
         if not counts:
             raise ValueError("Composition: empty composition (no mechanisms)")
+        for mech in counts:
+            if not (SIGMA2_MIN <= mech.sigma2 <= SIGMA2_MAX):
+                raise ValueError(
+                    f"Composition: a mechanism has sigma2 = {_short(mech.sigma2)}, outside the supported range "
+                    f"[{SIGMA2_MIN}, {SIGMA2_MAX}] (rho = 1/sigma2 in [1e-12, 1e4])")
+        total = sum(counts.values())
+        if total > MAX_COMPONENTS:
+            raise ValueError(f"Composition: {total} mechanisms exceed the supported {MAX_COMPONENTS}")
         self.groups: tuple[tuple[DiscreteGaussian, int], ...] = tuple(sorted(counts.items()))
         self.lattice = Lattice.from_weights([(m.loss_weight, m.shift, c) for m, c in self.groups])
         self._engine = make_engine(
@@ -361,26 +408,37 @@ class Composition:
         return sum((Fraction(c * b * b) * m.sigma2 for (m, c), b in zip(self.groups, self.lattice.weights)),
                    Fraction(0))
 
-
-
     def _lattice_groups(self) -> tuple[LatticeGroup, ...]:
         return tuple(LatticeGroup(m.sigma2, b, c) for (m, c), b in zip(self.groups, self.lattice.weights))
 
     def tails(self, ks: Iterable[int], tol: float = DEFAULT_TOL, rtol: float = DEFAULT_RTOL) -> list[Certified]:
         """Certified P[Y ≥ k] for integer thresholds k of the lattice variable Y = Σ b_k X_k.
 
-        Each result has error ≤ tol (absolute) and ≤ rtol·P (relative), so deep tails keep
-        their digits.
+        Each result aims at error ≤ tol (absolute) and ≤ rtol·P (relative), so deep tails keep
+        their digits, and records the request (:attr:`Certified.tolerance_met`).  Tails whose
+        sub-Gaussian bound exp(−k²/(2v)) is below :data:`TAIL_FLOOR` are returned as
+        [0, bound] (or [1 − bound, 1] for k ≤ 0) without integration, and absolute targets stop
+        at :data:`ABS_TARGET_FLOOR`; such results miss a relative target and say so.
         """
         ks = list(ks)
         for k in ks:
             if isinstance(k, bool) or not isinstance(k, int):
                 raise TypeError(f"tails: thresholds must be ints, got {k!r}")
         _check_tol(tol, rtol)
-        scale = 1.0
+        v = self.v_sg
         out: list[Certified | None] = [None] * len(ks)
-        todo = list(range(len(ks)))
+        todo = []
+        for i, k in enumerate(ks):
+            m = k if k >= 1 else 1 - k
+            if _log_subgauss_tail(m, v) < LOG_TAIL_FLOOR:
+                b = _subgauss_tail_upper(m, v)
+                out[i] = Certified(_mpf(0), b) if k >= 1 else Certified(down(1 - b), _mpf(1))
+            else:
+                todo.append(i)
+        scale = 1.0
         for _ in range(MAX_REFINEMENTS + 1):
+            if not todo:
+                break
             targets = []
             for i in todo:
                 k = ks[i]
@@ -396,7 +454,7 @@ class Composition:
                 break
             todo = still
             scale *= 1e-6
-        return out  # type: ignore[return-value]
+        return [c.with_target(tol, rtol) for c in out]  # type: ignore[union-attr]
 
     def tail(self, k: int, tol: float = DEFAULT_TOL, rtol: float = DEFAULT_RTOL) -> Certified:
         """Certified P[Y ≥ k] (see :meth:`tails`)."""
@@ -433,17 +491,17 @@ class Composition:
         engine batch: the trade-off thresholds ride along with the (ε, δ) thresholds, sharing their
         nodes, tilt groups and integrand evaluations (the two batches of a pair need almost the
         same N and tilts)."""
-        if not (tradeoff_tol > 0):
-            raise ValueError(f"tradeoff_curve: tol must be > 0, got {tradeoff_tol!r}")
+        _check_tol(tradeoff_tol, 1.0)
         zeta, ks, all_k = self._tradeoff_thresholds(zeta, n, zeta_max, tradeoff_tol)
         direct = self._direct_tradeoff_engine()
         if direct is not None:
             try:
-                tails = direct.tails(all_k, [tradeoff_tol] * len(all_k))
+                tails = [c.with_target(tradeoff_tol) for c in direct.tails(all_k, [tradeoff_tol] * len(all_k))]
                 return self.delta_curve(eps_values, tol, rtol), self._tradeoff_from(zeta, ks, dict(zip(all_k, tails)))
             except SieveTooWide:
                 pass
         deltas, tails = self._delta_curve(eps_values, tol, rtol, all_k, [tradeoff_tol] * len(all_k))
+        tails = [c.with_target(tradeoff_tol) for c in tails]
         return deltas, self._tradeoff_from(zeta, ks, dict(zip(all_k, tails)))
 
     def _direct_tradeoff_engine(self):
@@ -495,7 +553,7 @@ class Composition:
             ks, targets, info = [], [], []
             for i in todo:
                 k1, k2 = self._thresholds(fracs[i])
-                ef = float(fracs[i])
+                ef = _float(fracs[i])
                 log_d = self._log_delta_gdp(ef)
                 need = min(math.log(tol), math.log(rtol) + log_d) + math.log(scale) - math.log(4)
                 need = max(need, math.log(ABS_TARGET_FLOOR))  # δ-level floor (see ABS_TARGET_FLOOR)
@@ -645,10 +703,10 @@ class Composition:
         form arithmetic progressions, which the tail engine sums by one DFT per tilt group
         (:mod:`accountant.quadrature`).
         """
-        if not (tol > 0):
-            raise ValueError(f"tradeoff_curve: tol must be > 0, got {tol!r}")
+        _check_tol(tol, 1.0)
         zeta, ks, all_k = self._tradeoff_thresholds(zeta, n, zeta_max, tol)
-        return self._tradeoff_from(zeta, ks, dict(zip(all_k, self._engine_tails(all_k, [tol] * len(all_k)))))
+        tails = [c.with_target(tol) for c in self._engine_tails(all_k, [tol] * len(all_k))]
+        return self._tradeoff_from(zeta, ks, dict(zip(all_k, tails)))
 
     def _tradeoff_thresholds(self, zeta, n, zeta_max, tol) -> tuple[list[float], list[int], list[int]]:
         """(ζ grid, vertex thresholds k, all distinct tail thresholds incl. 2C + 1 − k)."""
@@ -657,14 +715,22 @@ class Composition:
         if zeta is None:
             if not isinstance(n, int) or n < 2:
                 raise ValueError(f"tradeoff_curve: n must be an int >= 2, got {n!r}")
-            zm = Fraction(self._default_zeta_max(tol) if zeta_max is None else float(zeta_max))
+            zm = Fraction(self._default_zeta_max(tol)) if zeta_max is None else _parse_exact(zeta_max, "zeta_max")
             if not zm > 0:
                 raise ValueError(f"tradeoff_curve: zeta_max must be > 0, got {zeta_max!r}")
+            # at most one vertex per lattice point: when [−ζmax, ζmax] holds fewer than n lattice
+            # thresholds (small C), take each of them once instead of stretching the grid
+            n = min(n, max(2, math.floor(2 * zm * C) + 1))
             ks = _symmetric_grid(two_c, n, 2 * zm * C / (n - 1))
             zeta = [(2 * k - two_c) / two_c for k in ks]  # k/C − 1, correctly rounded (int / int)
         else:
-            zeta = [float(z) for z in zeta]
-            ks = [math.ceil((Fraction(z) + 1) * C) for z in zeta]
+            if isinstance(zeta, (str, bytes)) or not isinstance(zeta, Iterable):
+                raise TypeError(f"tradeoff_curve: zeta must be a list of numbers, got {zeta!r}")
+            zf = [_parse_exact(z, f"zeta[{i}]") for i, z in enumerate(zeta)]
+            if not zf:
+                raise ValueError("tradeoff_curve: zeta is empty (give at least one threshold, or None for the default grid)")
+            zeta = [float(z) for z in zf]
+            ks = [math.ceil((z + 1) * C) for z in zf]
         all_k = sorted(set(ks) | {two_c + 1 - k for k in ks})
         return zeta, ks, all_k
 

@@ -123,6 +123,40 @@ def _ends(c: Any) -> tuple[Any, Any]:
 
 
 # ---------------------------------------------------------------------- formatting
+#: beyond |log10 x| > this, powers 10^e are not formed exactly (they would take seconds to
+#: minutes at e ~ 1e7): the mantissa comes from high-precision binary arithmetic with a rigorous
+#: relative margin, so directed results stay on their side (:func:`_huge_ratio`).
+HUGE_EXPONENT = 4000
+
+
+def _huge_ratio(num: int, den: int, n: int, mode: str, e10: int) -> str:
+    """:func:`decimal_ratio` for |exponent| > HUGE_EXPONENT: m = |x|/10^e10 at p bits (relative
+    error < 2^(−p+8) after a few roundings), widened by 2^(−p+16) on the requested side."""
+    import mpmath
+
+    p = 4 * n + 96
+    with mpmath.workprec(p):
+        x = mpmath.mpf(abs(num)) / mpmath.mpf(den)
+        m = x / mpmath.power(10, e10)
+        while m >= 10:
+            m, e10 = m / 10, e10 + 1
+        while m < 1:
+            m, e10 = m * 10, e10 - 1
+        margin = mpmath.mpf(2) ** (16 - p)
+        neg = num < 0
+        want_up = (mode == "up") != neg  # magnitude rounded up?
+        if mode == "nearest":
+            q = int(mpmath.nint(m * 10 ** (n - 1)))
+        elif want_up:
+            q = int(mpmath.ceil(m * (1 + margin) * 10 ** (n - 1)))
+        else:
+            q = int(mpmath.floor(m * (1 - margin) * 10 ** (n - 1)))
+    if q >= 10**n:
+        q, e10 = -(-q // 10) if (mode != "nearest" and want_up) else q // 10, e10 + 1
+    digits = str(q).rjust(n, "0")
+    return f"{'-' if neg else ''}{digits[0]}.{digits[1:] or '0'}e{e10}"
+
+
 def decimal_ratio(num: int, den: int, n: int, mode: str) -> str:
     """:func:`decimal_string` of num/den (den > 0, num ≠ 0), scientific notation."""
     if mode not in MODES:
@@ -130,6 +164,8 @@ def decimal_ratio(num: int, den: int, n: int, mode: str) -> str:
     a = abs(num)
     # e10 = ⌊log10 |x|⌋: estimate from bit lengths, then correct exactly
     e10 = int(math.floor((a.bit_length() - den.bit_length()) * math.log10(2)))
+    if abs(e10) > HUGE_EXPONENT:
+        return _huge_ratio(num, den, n, mode, e10)
     while a * 10 ** max(0, -e10) < den * 10 ** max(0, e10):
         e10 -= 1
     while a * 10 ** max(0, -(e10 + 1)) >= den * 10 ** max(0, e10 + 1):

@@ -83,5 +83,7 @@ def from_float(x: float, rounding: str, name: str = "value") -> Fraction:
         raise TypeError(f"{name}: from_float expects a float, got {type(x).__name__}")
     if not math.isfinite(x):
         raise ValueError(f"{name}: got non-finite float {x!r}")
+    if x == 0:
+        return Fraction(0)  # ±0.0 is exact: nothing to nudge (so σ² = −0.0 is refused as 0)
     nudged = math.nextafter(float(x), math.inf if rounding == "up" else -math.inf)
     return Fraction(nudged)

@@ -152,7 +152,7 @@ class _Cgf:
         """λ with K'(λ) = k for each k ≥ 1 (bisection in log λ, vectorised)."""
         ks = np.asarray(ks, dtype=float)
         lo = np.full(ks.shape, 1e-12)
-        hi = np.maximum(ks / var, 1e-6)
+        hi = np.maximum(ks / max(var, 1e-300), 1e-6)
         for _ in range(200):  # K' is increasing: grow hi until K'(hi) ≥ k
             _, d = self(hi)
             bad = d < ks

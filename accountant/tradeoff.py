@@ -101,14 +101,43 @@ def tradeoff_at(alpha: Fraction, two_c: int, sd: float,
         return 1 if c.upper <= q_lo else (-1 if c.lower > q_hi else 0)
 
     # k_lo = largest j with order(j) = +1, k_hi = smallest j with order(j) = −1 (order is
-    # non-increasing in j): exponential search from a normal guess, then bisection
-    sd_step = max(1, int(sd // 64))
-    j = int(round(normal_quantile_guess(alpha) * sd))
-    step = sd_step
-    while order(j) != 1:
-        j, step = j - step, 2 * step
-    k_lo = _last_true(lambda x: order(x) == 1, j, sd_step)
-    k_hi = _first_true(lambda x: order(x) == -1, k_lo + 1, sd_step)
+    # non-increasing in j).  Searched in batches (one engine call per batch of thresholds):
+    # a grid around the normal guess, moved/widened until it brackets, then refined.
+    def fetch(js):
+        prefetch([j for j in js if j >= 1] if low_side else [1 - j for j in js if j <= 0])
+
+    centre = int(round(normal_quantile_guess(alpha) * sd))
+    step = max(1, int(sd // 8))
+    for _ in range(_MAX_DOUBLINGS):
+        pts = [centre + i * step for i in range(-8, 9)]
+        fetch(pts)
+        ords = [order(j) for j in pts]
+        if ords[0] != 1:
+            centre, step = pts[0] - 4 * step, 2 * step
+        elif ords[-1] != -1:
+            centre, step = pts[-1] + 4 * step, 2 * step
+        else:
+            break
+    else:
+        raise ArithmeticError("tradeoff_at: bracket search did not terminate")
+    a = max(j for j, o in zip(pts, ords) if o == 1)
+    b = min(j for j, o in zip(pts, ords) if o == -1 and j > a)
+    while b - a > 1:
+        if b - a <= 16:
+            fetch(range(a, b + 1))
+            pts = list(range(a, b + 1))
+        else:
+            h = (b - a) / 16
+            pts = sorted({a + int(i * h) for i in range(17)} | {b})
+            fetch(pts)
+        ords = [order(j) for j in pts]
+        a2 = max(j for j, o in zip(pts, ords) if o == 1)
+        b2 = min(j for j, o in zip(pts, ords) if o == -1 and j > a2)
+        if b - a <= 16:
+            a, b = a2, b2
+            break
+        a, b = a2, b2
+    k_lo, k_hi = a, b
     # β_j = T_{2C+1−j}: from the small side
     prefetch([2 * two_c + 2 - j for j in (k_lo, k_hi)] + [j - two_c for j in (k_lo, k_hi)])
 
@@ -156,26 +185,3 @@ def tradeoff_at(alpha: Fraction, two_c: int, sd: float,
         raise ArithmeticError(f"tradeoff_at: empty enclosure [{lo}, {hi}] at alpha = {alpha}")
     return Certified(lo, hi), True
 
-
-def _last_true(pred, start: int, step: int) -> int:
-    """Largest j ≥ start with pred(j), for pred true at ``start`` and monotone (true … false)."""
-    good, j = start, start + step
-    for _ in range(_MAX_DOUBLINGS):
-        if not pred(j):
-            break
-        good, step = j, 2 * step
-        j = good + step
-    else:
-        raise ArithmeticError("tradeoff_at: bracket search did not terminate")
-    bad = j
-    while bad - good > 1:
-        mid = (good + bad) // 2
-        good, bad = (mid, bad) if pred(mid) else (good, mid)
-    return good
-
-
-def _first_true(pred, start: int, step: int) -> int:
-    """Smallest j ≥ start with pred(j), for pred monotone (false … true) and true eventually."""
-    if pred(start):
-        return start
-    return _last_true(lambda x: not pred(x), start, step) + 1

@@ -29,13 +29,14 @@ from .atomic import atomic_write_text
 import csv
 import io
 import json
-import math
 import os
 import time
 from dataclasses import dataclass, field
 from fractions import Fraction
 from pathlib import Path as FsPath
 from typing import Any, Iterable, Sequence
+
+from accountant.decimals import decimal_ratio, decimal_string, exact_fraction, format_error_up, mid_decimal, outward
 
 from .allocation import Allocation, load_builtin
 from .pairs import MAIN_PAIR, Path, lower_convex_envelope_decimal, paths_from_allocation, worst_case
@@ -45,12 +46,16 @@ __all__ = [
     "DEFAULT_DELTA_ZCDP",
     "PairSpec",
     "ReleaseProfile",
+    "certified_tolerance_met",
     "default_eps_grid",
     "eps_from_delta_zcdp",
+    "epsilon_tolerance_met",
     "pair_job",
     "pair_specs",
     "release_patterns",
     "release_profile",
+    "tolerance_target",
+    "tradeoff_tolerance_met",
     "write_profile",
 ]
 
@@ -58,6 +63,8 @@ _DATA = FsPath(__file__).resolve().parent / "data"
 _EXACT_CSV = _DATA / "dhc_persons_exact_eps_delta.csv"
 #: significant digits of decimal strings in job results
 RESULT_DIGITS = 25
+#: tolerance misses listed one by one in a profile summary (all are counted)
+MAX_LISTED_MISSES = 20
 
 NOTE_DHC_PERSONS = "published DHC-persons path patterns (43 paths, arXiv 2606.29835 code release)"
 NOTE_DHC_OTHER = ("real path patterns not published; DHC-persons patterns used "
@@ -129,90 +136,93 @@ def _get(spec: Any, key: str, default: Any = None) -> Any:
     return getattr(spec, key, default)
 
 
-def _decimal(x, n: int, mode: str) -> str:
-    """Exact ``n``-significant-digit decimal string of a finite real ``x`` (mpf/int/float/
-    Fraction), rounded ``"down"`` (toward −∞), ``"up"`` (toward +∞) or to ``"nearest"``.
+# exact directed decimal formatting lives in accountant.decimals; these names are kept for
+# existing callers (tests/test_decimal_format.py)
+_decimal = decimal_string
+_decimal_ratio = decimal_ratio
+_mid_decimal = mid_decimal
+_outward = outward
 
-    Pure integer arithmetic on x = m·2^e, so a directed result is on the stated side exactly;
-    about 10× faster than ``mpmath.nstr`` (each pair job prints thousands of bounds).
+
+# ====================================================================== tolerance flags
+def tolerance_target(c, tol: float | None, rtol: float | None) -> Fraction | None:
+    """min(tol, rtol·|midpoint|) of an interval, exactly (``None`` when neither is given)."""
+    parts = []
+    if tol is not None:
+        parts.append(Fraction(tol))
+    if rtol is not None:
+        parts.append(Fraction(rtol) * abs(exact_fraction(c.lower) + exact_fraction(c.upper)) / 2)
+    return min(parts) if parts else None
+
+
+def certified_tolerance_met(c, tol: float | None = None, rtol: float | None = None) -> bool:
+    """Whether a certified interval meets its requested error.
+
+    A result that records its own target (``Certified.tol`` / ``rtol``, set by the accountant)
+    answers with its ``tolerance_met``; otherwise error ≤ ``tol`` and error ≤ ``rtol``·|value|
+    is checked here (the accountant's own rule, both must hold); with no target at all the
+    answer is ``getattr(c, "tolerance_met", True)``.  (A flag, not a bound: the interval is
+    rigorous either way.)
     """
-    import mpmath
-
-    if isinstance(x, (int, float)):
-        if isinstance(x, float) and not math.isfinite(x):
-            raise ValueError(f"_decimal: not finite: {x!r}")
-        x = Fraction(x)  # exact
-    if not isinstance(x, Fraction):
-        if not hasattr(x, "_mpf_"):
-            x = mpmath.mpf(x)
-        if not mpmath.isfinite(x):
-            raise ValueError(f"_decimal: not finite: {x!r}")
-        if not x:
-            return "0.0"
-        sign, man, exp, _ = x._mpf_  # exact; (mpf.man_exp drops the sign)
-        man = -man if sign else man
-        num, den = (man << exp, 1) if exp >= 0 else (man, 1 << -exp)
-    else:
-        if not x:
-            return "0.0"
-        num, den = x.numerator, x.denominator
-    return _decimal_ratio(num, den, n, mode)
+    if getattr(c, "tol", None) is not None or getattr(c, "rtol", None) is not None:
+        return bool(c.tolerance_met)
+    if tol is None and rtol is None:
+        return bool(getattr(c, "tolerance_met", True))
+    if rtol is None:  # absolute target only (trade-off vertices): one subtraction
+        return bool(c.upper - c.lower <= 2 * tol)
+    err = getattr(c, "error", None)
+    value = getattr(c, "value", None)
+    if err is None or value is None:
+        err, value = (c.upper - c.lower) / 2, (c.upper + c.lower) / 2
+    if tol is not None and not (err <= tol):
+        return False
+    if rtol is not None and not (err <= rtol * abs(value)):
+        return False
+    return True
 
 
-def _mid_decimal(c, n: int = RESULT_DIGITS) -> str:
-    """``_decimal(c.value, n, "nearest")`` of a Certified without mpmath arithmetic: the
-    midpoint (lower + upper)/2 as an exact ratio of integers."""
-    s1, m1, e1, _ = c.lower._mpf_
-    s2, m2, e2, _ = c.upper._mpf_
-    if not m1 and not m2:
-        if e1 or e2:
-            raise ValueError(f"_decimal: not finite: {c!r}")
-        return "0.0"
-    if (not m1 and e1) or (not m2 and e2):
-        raise ValueError(f"_decimal: not finite: {c!r}")
-    m1, m2 = (-m1 if s1 else m1), (-m2 if s2 else m2)
-    if not m1:
-        e1 = e2
-    if not m2:
-        e2 = e1
-    e = min(e1, e2)
-    num = (m1 << (e1 - e)) + (m2 << (e2 - e))  # lower + upper = num·2^e
-    if not num:
-        return "0.0"
-    e -= 1  # halve
-    return _decimal_ratio(num << e, 1, n, "nearest") if e >= 0 else _decimal_ratio(num, 1 << -e, n, "nearest")
+def epsilon_tolerance_met(r, tol: float) -> bool:
+    """Whether an :class:`accountant.EpsilonResult` met its bracket tolerance: its own
+    ``tolerance_met`` when it has one, else (value − lower) ≤ tol·max(1, value), exactly
+    (``lower is None`` means ε = 0 already meets the target: exact)."""
+    flag = getattr(r, "tolerance_met", None)
+    if flag is not None:
+        return bool(flag)
+    lower = getattr(r, "lower", None)
+    if lower is None:
+        return True
+    v = exact_fraction(r.value)
+    return v - exact_fraction(lower) <= Fraction(tol) * max(Fraction(1), abs(v))
 
 
-def _decimal_ratio(num: int, den: int, n: int, mode: str) -> str:
-    """:func:`_decimal` of num/den (den > 0, num ≠ 0)."""
-    a = abs(num)
-    # e10 = ⌊log10 |x|⌋: estimate from bit lengths, then correct exactly
-    e10 = int(math.floor((a.bit_length() - den.bit_length()) * math.log10(2)))
-    while a * 10 ** max(0, -e10) < den * 10 ** max(0, e10):
-        e10 -= 1
-    while a * 10 ** max(0, -(e10 + 1)) >= den * 10 ** max(0, e10 + 1):
-        e10 += 1
-    while True:
-        s = n - 1 - e10  # scaled value x·10^s has n digits before the point
-        qn, qd = (num * 10**s, den) if s >= 0 else (num, den * 10 ** (-s))
-        if mode == "down":
-            q = qn // qd
-        elif mode == "up":
-            q = -((-qn) // qd)
-        else:
-            q = (2 * qn + qd) // (2 * qd)
-        digits = str(abs(q))
-        if len(digits) <= n:
-            break
-        e10 += 1  # rounding carried into a new digit (e.g. 9.99… → 10.0)
-    digits = digits.rjust(n, "0")
-    sign = "-" if q < 0 else ""
-    return f"{sign}{digits[0]}.{digits[1:] or '0'}e{e10}"
+def tradeoff_tolerance_met(tc, tol: float) -> list[bool]:
+    """Per vertex of a :class:`accountant.TradeoffCurve`: α and β both met the absolute ``tol``
+    (each distinct tail checked once: the β tails are mostly α tails of mirrored thresholds)."""
+    memo: dict[int, bool] = {}
+
+    def ok(c) -> bool:
+        got = memo.get(id(c))
+        if got is None:
+            got = memo[id(c)] = certified_tolerance_met(c, tol)
+        return got
+
+    return [ok(a) and ok(b) for a, b in zip(tc.alpha, tc.beta)]
 
 
-def _outward(x, direction: int, n: int = RESULT_DIGITS) -> str:
-    """``x`` as an n-digit decimal string rounded outward (down if direction < 0, else up)."""
-    return _decimal(x, n, "down" if direction < 0 else "up")
+def _met_from_strings(r: dict, tol: float, rtol: float) -> list[bool]:
+    """``delta_tolerance_met`` of a cached job result written before the flag existed,
+    recomputed from its ``delta_error`` strings (the exact half-width rounded up to 3 digits,
+    so a result within 1 % of its target may be reported as a miss: conservative) and its
+    midpoints; decimal arithmetic in a local context (no global precision state)."""
+    import decimal
+
+    out = []
+    with decimal.localcontext(decimal.Context(prec=80)):
+        D = decimal.Decimal
+        t, rt = D(tol), D(rtol)
+        for err, mid in zip(r["delta_error"], r["delta"]):
+            out.append(D(err) <= min(t, rt * abs(D(mid))))
+    return out
 
 
 def pair_job(spec: PairSpec | dict) -> dict:
@@ -227,9 +237,13 @@ def pair_job(spec: PairSpec | dict) -> dict:
         plus ``"tradeoff": {"zeta", "k", "alpha", "alpha_lower", "beta", "beta_lower",
         "seconds"}`` when ``tradeoff_n > 0``; both curves then come from one engine batch
         (:meth:`accountant.Composition.delta_and_tradeoff`), whose time is ``"seconds"`` (the
-        trade-off's own ``"seconds"`` is only its bookkeeping).  Decimal strings have 25 significant digits
-        (bounds rounded outward by mpmath's nearest rounding at that width are within the
-        stated error; the exact enclosure is value ± error).
+        trade-off's own ``"seconds"`` is only its bookkeeping).  Decimal strings have 25
+        significant digits, rounded exactly (:mod:`accountant.decimals`): lower bounds down,
+        upper bounds and errors up, midpoints (``"delta"``, ``"alpha"``, ``"beta"``) to nearest,
+        so [delta_lower, delta_upper] contains the exact δ.  ``"delta_tolerance_met"`` (one bool
+        per ε), ``"tolerance_met"`` (all of them, and the trade-off's) and, in ``"tradeoff"``,
+        ``"tolerance_met"`` / ``"tolerance_misses"`` (vertex indices) say whether the requested
+        ``tol``/``rtol`` (``tradeoff_tol``) were met; a miss is still a rigorous enclosure.
     """
     from accountant import Composition, DiscreteGaussian
 
@@ -258,13 +272,15 @@ def pair_job(spec: PairSpec | dict) -> dict:
     out["delta"] = [_mid_decimal(d) for d in ds]
     out["delta_lower"] = [_outward(d.lower, -1) for d in ds]
     out["delta_upper"] = [_outward(d.upper, +1) for d in ds]
-    out["delta_error"] = [_outward(d.error, +1, 3) for d in ds]
+    out["delta_error"] = [format_error_up(d) for d in ds]  # exact half-width, rounded up
     out["seconds"] = time.perf_counter() - t0
     out["nodes"], out["kept_nodes"] = nodes, kept
+    out["delta_tolerance_met"] = [certified_tolerance_met(d, tol, rtol) for d in ds]
+    met = all(out["delta_tolerance_met"])
     if tc is not None:
         t1 = time.perf_counter()
         # the β tails are (mostly) the α tails of the mirrored thresholds: format each once
-        strings: dict[int, tuple[str, str]] = {}
+        strings: dict[int, tuple[str, str, bool]] = {}
 
         def fmt(c) -> tuple[str, str]:
             got = strings.get(id(c))
@@ -273,6 +289,10 @@ def pair_job(spec: PairSpec | dict) -> dict:
             return got
 
         fa, fb = [fmt(a) for a in tc.alpha], [fmt(b) for b in tc.beta]
+        # the curve's own flag when it has one (per-vertex checks only to name the misses)
+        curve_flag = getattr(tc, "tolerance_met", None)
+        t_misses = [] if curve_flag else [i for i, ok in enumerate(tradeoff_tolerance_met(tc, ttol)) if not ok]
+        t_met = bool(curve_flag) if curve_flag is not None else not t_misses
         out["tradeoff"] = {
             "zeta": [float(z) for z in tc.zeta],
             "k": [int(k) for k in tc.k],
@@ -281,7 +301,11 @@ def pair_job(spec: PairSpec | dict) -> dict:
             "beta": [v for v, _ in fb],
             "beta_lower": [lo for _, lo in fb],
             "seconds": time.perf_counter() - t1,
+            "tolerance_met": t_met,
+            "tolerance_misses": t_misses,  # vertex indices whose α or β interval is wider than tradeoff_tol
         }
+        met = met and t_met
+    out["tolerance_met"] = met
     return out
 
 
@@ -386,7 +410,14 @@ def release_profile(
     Returns:
         :class:`ReleaseProfile`; ``summary`` has ``n_pairs``, ``worst_pair``, ``worst_delta``,
         ``worst_delta_error``, ``certain``, ``candidates``, ``main_pair_delta``,
-        ``zcdp_claim_delta``, ``note`` (first ε) and a ``grid`` list with the same per ε.
+        ``zcdp_claim_delta``, ``note`` (first ε) and a ``grid`` list with the same per ε;
+        ``tolerance_met`` (every pair met ``tol``/``rtol`` at every ε, and ``tradeoff_tol``),
+        ``n_tolerance_misses`` and ``tolerance_misses`` (the first :data:`MAX_LISTED_MISSES`
+        (pair, ε) misses with their error), per ε ``tolerance_met`` / ``n_tolerance_misses``;
+        with ``tradeoff`` also ``tradeoff_tolerance_met`` / ``tradeoff_tolerance_misses`` (pairs;
+        ``tradeoff_tolerance_unknown``: pairs cached before the flag existed).
+        Printed bounds are outward (``worst_delta_lower`` down, ``worst_delta_upper`` and
+        ``worst_delta_error`` up).
     """
     import mpmath
 
@@ -423,6 +454,13 @@ def release_profile(
     seconds = time.perf_counter() - t0
     results = {tuple(r["pair"]): r for r in raw}
 
+    # tolerance flags per (pair, ε) and per trade-off curve (recomputed from the strings for
+    # results cached before the flags existed)
+    met = {k: (r["delta_tolerance_met"] if "delta_tolerance_met" in r else _met_from_strings(r, tol, rtol))
+           for k, r in results.items()}
+    # (a trade-off curve cached without its flag cannot be judged from 25-digit strings: None)
+    t_met = {k: r["tradeoff"].get("tolerance_met") for k, r in results.items()} if tradeoff else {}
+
     with mpmath.workdps(60):
         certs = {k: [_cert(lo, hi) for lo, hi in zip(r["delta_lower"], r["delta_upper"])] for k, r in results.items()}
         wc = worst_case(certs)
@@ -431,20 +469,28 @@ def release_profile(
         rows = []
         for pos, e in enumerate(eps):
             w = wc[pos]
+            # the printed enclosure of the maximum: the largest job lower / upper string, copied
+            # exactly (distinct 25-digit strings never tie at 60 digits, so the mpf order is theirs)
+            k_lo = max(w.candidates, key=lambda k: certs[k][pos].lower)
+            lo_s, hi_s = results[k_lo]["delta_lower"][pos], results[w.argmax]["delta_upper"][pos]
+            mid_s = results[w.argmax]["delta"][pos]
+            mid = Fraction(mid_s)
+            misses_here = sorted(k for k in results if not met[k][pos])
             item = {
                 "eps": e,
                 "worst_pair": list(w.argmax),
-                "worst_delta": results[w.argmax]["delta"][pos],
-                "worst_delta_lower": _outward(w.value.lower, -1),
-                "worst_delta_upper": _outward(w.value.upper, +1),
-                "worst_delta_error": mpmath.nstr(
-                    max(w.value.upper - mpmath.mpf(results[w.argmax]["delta"][pos]),
-                        mpmath.mpf(results[w.argmax]["delta"][pos]) - w.value.lower), 3),
+                "worst_delta": mid_s,
+                "worst_delta_lower": lo_s,
+                "worst_delta_upper": hi_s,
+                # max distance from the printed midpoint to the printed ends, rounded up
+                "worst_delta_error": format_error_up(max(Fraction(hi_s) - mid, mid - Fraction(lo_s))),
                 "certain": bool(w.certain),
                 "candidates": [list(c) for c in w.candidates],
                 "main_pair_delta": main["delta"][pos] if main else None,
                 "zcdp_claim_delta": mpmath.nstr(zcdp.delta_bun_steinke(rho_total, e), RESULT_DIGITS),
                 "zcdp_claim_delta_cks": mpmath.nstr(zcdp.delta_cks(rho_total, e), RESULT_DIGITS),
+                "tolerance_met": not misses_here,
+                "n_tolerance_misses": len(misses_here),
             }
             if delta_zcdp is not None:
                 item["delta_zcdp"] = str(delta_zcdp[pos])
@@ -452,11 +498,16 @@ def release_profile(
                 wv = mpmath.mpf(item["worst_delta"])
                 item["main_over_worst"] = mpmath.nstr(mpmath.mpf(main["delta"][pos]) / wv, 12) if wv else None
             grid.append(item)
+        misses = []
         for k in sorted(results):
             r = results[k]
             for pos, e in enumerate(eps):
                 rows.append({"pair_i": k[0], "pair_j": k[1], "eps": e, "delta": r["delta"][pos],
-                             "delta_lower": r["delta_lower"][pos], "delta_upper": r["delta_upper"][pos]})
+                             "delta_lower": r["delta_lower"][pos], "delta_upper": r["delta_upper"][pos],
+                             "tolerance_met": "true" if met[k][pos] else "false"})
+                if not met[k][pos]:
+                    misses.append({"pair": list(k), "eps": e, "delta": r["delta"][pos],
+                                   "delta_error": r["delta_error"][pos]})
         envelope = None
         if tradeoff:
             curves = []
@@ -494,9 +545,20 @@ def release_profile(
         "slowest_pairs": [[list(k), round(float(r["seconds"]), 3)] for k, r in
                           sorted(results.items(), key=lambda kv: -float(kv[1].get("seconds", 0)))[:5]],
         "tol": tol,
+        "rtol": rtol,
         "tradeoff": bool(tradeoff),
+        "tolerance_met": not misses and all(v is not False for v in t_met.values()),
+        "n_tolerance_misses": len(misses),
+        "tolerance_misses": misses[:MAX_LISTED_MISSES],
         "grid": grid,
     }
+    if tradeoff:
+        summary["tradeoff_tol"] = tradeoff_tol
+        summary["tradeoff_tolerance_met"] = all(v is not False for v in t_met.values())
+        summary["tradeoff_tolerance_misses"] = sorted(list(k) for k, v in t_met.items() if v is False)
+        unknown = sorted(list(k) for k, v in t_met.items() if v is None)
+        if unknown:  # cached before the flag existed
+            summary["tradeoff_tolerance_unknown"] = unknown
     if envelope is not None:
         summary["tradeoff_envelope"] = {"n_points": len(envelope), "alpha": [a for a, _ in envelope],
                                         "beta": [b for _, b in envelope],
@@ -506,14 +568,13 @@ def release_profile(
 
 
 def _dec(x: Fraction) -> str:
-    import mpmath
-
-    with mpmath.workdps(40):
-        return mpmath.nstr(mpmath.mpf(x.numerator) / x.denominator, RESULT_DIGITS)
+    """An envelope coordinate, rounded down exactly: lowering α or β of a vertex of a lower
+    trade-off bound keeps it a lower bound (never overclaims privacy)."""
+    return decimal_string(x, RESULT_DIGITS, "down")
 
 
 # ====================================================================== output
-CSV_COLUMNS = ("pair_i", "pair_j", "eps", "delta", "delta_lower", "delta_upper")
+CSV_COLUMNS = ("pair_i", "pair_j", "eps", "delta", "delta_lower", "delta_upper", "tolerance_met")
 
 
 def write_profile(profile: ReleaseProfile, out_dir: str | os.PathLike, stem: str = "profile") -> dict[str, FsPath]:

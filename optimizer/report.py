@@ -89,6 +89,36 @@ def fmt(x, n: int = 6) -> str:
     return s.replace("e-0", "e-").replace("e+0", "e+").replace("e+", "e")
 
 
+def fmt_bound(x, n: int = 6, mode: str = "up") -> str:
+    """A bound rounded exactly ``"up"`` (upper bounds, errors, the safe ε) or ``"down"`` (lower
+    bounds) to ``n`` significant digits (:mod:`accountant.decimals`), in :func:`fmt`'s style;
+    ``—`` for missing values.  Decimal strings are read exactly."""
+    from accountant.decimals import decimal_string
+
+    if x is None or x == "":
+        return "—"
+    try:
+        sci = decimal_string(x, n, mode)
+    except ValueError:
+        return str(x)
+    if "e" not in sci:
+        return sci  # "0.0"
+    mant, e = sci.split("e")
+    e10 = int(e)
+    sign = "-" if mant.startswith("-") else ""
+    digits = mant.lstrip("-").replace(".", "").rstrip("0") or "0"
+    if -4 <= e10 < 7:  # positional, like fmt (min_fixed=-4, max_fixed=7)
+        if e10 < 0:
+            return f"{sign}0.{'0' * (-e10 - 1)}{digits}"
+        digits = digits.ljust(e10 + 1, "0")
+        return f"{sign}{digits[:e10 + 1]}.{digits[e10 + 1:] or '0'}"
+    return f"{sign}{digits[0]}.{digits[1:] or '0'}e{e10}"
+
+
+#: marker shown beside a result whose certified interval is wider than requested
+TOLERANCE_MARK = "⚠ tolerance not met"
+
+
 def _pct(x, n: int = 4) -> str:
     if x is None or x == "":
         return "—"
@@ -120,6 +150,8 @@ class Accounting:
     uniform_delta: Any  # Certified δ at eps_claim after the rescale
     curves: list[dict] = field(default_factory=list)
     tradeoff: list[dict] = field(default_factory=list)
+    #: tolerance flags of the curves computed here ({label: met}); see :func:`tolerance_flags`
+    tolerance: dict[str, bool] = field(default_factory=dict)
 
     @property
     def uniform_drop_percent(self) -> float:
@@ -208,21 +240,58 @@ def compute_accounting(scenario, *, curves: bool = True, progress: Progress = _q
         uni = proxy_pair(alloc, mult)
         db = base.delta_curve(grid, tol=DELTA_TOL, rtol=DELTA_RTOL)
         du = uni.delta_curve(grid, tol=DELTA_TOL, rtol=DELTA_RTOL)
+        from accountant.decimals import half_width
+
+        from optimizer.profile import certified_tolerance_met
+
         for e, b, u in zip(grid, db, du):
             acc.curves.append({
                 "eps": e,
                 "zcdp_claim_delta": _claim_delta(rho, e, scenario.conversion),
                 "baseline_exact_delta": b.value,
-                "baseline_exact_delta_error": b.error,
+                "baseline_exact_delta_error": half_width(b),  # exact Fraction
                 "uniform_exact_delta": u.value,
-                "uniform_exact_delta_error": u.error,
+                "uniform_exact_delta_error": half_width(u),
+                "baseline_tolerance_met": certified_tolerance_met(b, DELTA_TOL, DELTA_RTOL),
+                "uniform_tolerance_met": certified_tolerance_met(u, DELTA_TOL, DELTA_RTOL),
             })
+        acc.tolerance["δ curve, published noise"] = all(c["baseline_tolerance_met"] for c in acc.curves)
+        acc.tolerance["δ curve, uniformly reduced noise"] = all(c["uniform_tolerance_met"] for c in acc.curves)
         tb = base.tradeoff_curve(n=N_TRADEOFF)
         tu = uni.tradeoff_curve(n=N_TRADEOFF)
+        acc.tolerance["trade-off curve, published noise"] = _tradeoff_met(tb)
+        acc.tolerance["trade-off curve, uniformly reduced noise"] = _tradeoff_met(tu)
         for ab, bb, au, bu in zip(tb.alpha, tb.beta, tu.alpha, tu.beta):
             acc.tradeoff.append({"baseline_alpha": ab.value, "baseline_beta": bb.value,
                                  "uniform_alpha": au.value, "uniform_beta": bu.value})
     return acc
+
+
+def _tradeoff_met(tc) -> bool:
+    from accountant.composition import DEFAULT_TRADEOFF_TOL
+    from optimizer.profile import tradeoff_tolerance_met
+
+    flag = getattr(tc, "tolerance_met", None)
+    return bool(flag) if flag is not None else all(tradeoff_tolerance_met(tc, DEFAULT_TRADEOFF_TOL))
+
+
+def tolerance_flags(acc: Accounting, run: "RunInputs | None" = None) -> dict[str, bool]:
+    """{result: tolerance met} of everything the report shows as certified: the proxy pair's δ at
+    the promised ε and ε at the promised δ, the uniform rescale's δ, the curves computed here and
+    (when a run directory gives per-pair results with a ``tolerance_met`` column) the pairs."""
+    from optimizer.profile import certified_tolerance_met, epsilon_tolerance_met
+
+    flags = {
+        "exact δ at the promised ε": certified_tolerance_met(acc.delta_exact, DELTA_TOL, DELTA_RTOL),
+        "exact ε at the promised δ": epsilon_tolerance_met(acc.eps_exact, EPS_TOL),
+        "uniform-rescale δ at the promised ε": certified_tolerance_met(acc.uniform_delta, DELTA_TOL, DELTA_RTOL),
+    }
+    flags.update(acc.tolerance)
+    if run is not None and run.pairs and "tolerance_met" in run.pairs[0]:
+        bad = sum(1 for r in run.pairs if str(r.get("tolerance_met", "")).strip().lower() in ("false", "no", "0"))
+        flags[f"per-pair δ ({run.pairs_file}; {bad} of {len(run.pairs)} rows missed)" if bad
+              else f"per-pair δ ({run.pairs_file})"] = not bad
+    return flags
 
 
 # ====================================================================== run-directory inputs
@@ -349,7 +418,8 @@ def per_geolevel_table(acc: Accounting, pq: list[dict]) -> list[dict]:
 def curves_table(acc: Accounting, run: RunInputs) -> list[dict]:
     rows = []
     for c in acc.curves:
-        rows.append({k: (v if k == "eps" else fmt(v, 12)) for k, v in c.items()})
+        rows.append({k: (v if k == "eps" else fmt_bound(v, 3, "up") if k.endswith("_error") else fmt(v, 12))
+                     for k, v in c.items()})
     return rows
 
 
@@ -590,7 +660,13 @@ def provenance(acc: Accounting, run: RunInputs) -> list[tuple[str, str]]:
 def _summary(acc: Accounting, run: RunInputs) -> dict[str, Any]:
     o = run.optimize or {}
     conv = "Bun–Steinke" if acc.scenario.conversion == "bun-steinke" else "Canonne–Kamath–Steinke"
-    eps_err = acc.eps_exact.value - acc.eps_exact.lower
+    from accountant.decimals import exact_fraction, half_width
+
+    e = acc.eps_exact
+    e_lower = getattr(e, "lower", None)  # None: ε = 0 already meets the target (exact ε(δ) = 0)
+    eps_err = 0 if e_lower is None else exact_fraction(e.value) - exact_fraction(e_lower)
+    flags = tolerance_flags(acc, run)
+    missed = [k for k, v in flags.items() if not v]
     return {
         "scenario": acc.scenario.name,
         "description": acc.scenario.description,
@@ -601,24 +677,36 @@ def _summary(acc: Accounting, run: RunInputs) -> dict[str, Any]:
         "total_rho_decimal": fmt(acc.total_rho, 10),
         "target_delta": acc.scenario.target_delta_text,
         "claimed_epsilon": fmt(acc.eps_claim, 12),
-        "exact_delta_at_claimed_epsilon": fmt(acc.delta_exact.value, 12),
-        "exact_delta_error": fmt(acc.delta_exact.error, 3),
+        "exact_delta_at_claimed_epsilon": fmt(acc.delta_exact.value, 12),  # midpoint, nearest
+        "exact_delta_lower_at_claimed_epsilon": fmt_bound(acc.delta_exact.lower, 12, "down"),
+        "exact_delta_upper_at_claimed_epsilon": fmt_bound(acc.delta_exact.upper, 12, "up"),
+        "exact_delta_error": fmt_bound(half_width(acc.delta_exact), 3, "up"),
         "exact_delta_over_target": fmt(acc.delta_exact.value / _mpf(acc.delta_target), 6),
-        "exact_epsilon_at_target_delta": fmt(acc.eps_exact.value, 12),
-        "exact_epsilon_lower": fmt(acc.eps_exact.lower, 15),
-        "exact_epsilon_error": fmt(eps_err, 3),
+        # safe side: certified δ(ε) ≤ target δ; rounded up (a larger ε is safe too)
+        "exact_epsilon_at_target_delta": fmt_bound(e.value, 12, "up"),
+        "exact_epsilon_lower": "0" if e_lower is None else fmt_bound(e_lower, 15, "down"),
+        "exact_epsilon_error": fmt_bound(eps_err, 3, "up"),
         "uniform_sigma2_multiplier": str(acc.uniform_multiplier),
         "uniform_variance_drop_percent_proxy": f"{acc.uniform_drop_percent:.4f}",
-        "uniform_exact_delta_at_claimed_epsilon": fmt(acc.uniform_delta.value, 12),
+        "uniform_exact_delta_at_claimed_epsilon": fmt(acc.uniform_delta.value, 12),  # midpoint, nearest
+        "uniform_exact_delta_upper_at_claimed_epsilon": fmt_bound(acc.uniform_delta.upper, 12, "up"),
         "uniform_variance_drop_percent": _opt_pct(o.get("uniform_variance_drop_percent")),
         "zcdp_optimum_variance_drop_percent": _opt_pct(o.get("zcdp_optimum_variance_drop_percent")),
         "optimized_variance_drop_percent": _opt_pct(o.get("optimized_variance_drop_percent")),
         "confirmed": "" if "confirmed" not in o else ("yes" if o.get("confirmed") else "no"),
         "uniform_confirmed": "" if "uniform_confirmed" not in o else ("yes" if o.get("uniform_confirmed") else "no"),
         "worst_pair": "" if o.get("worst_pair") is None else _pair_str(o.get("worst_pair")),
-        "worst_pair_delta": "" if o.get("worst_pair_delta") is None else fmt(o.get("worst_pair_delta"), 20),
+        # the optimizer's worst-pair δ is an upper bound: rounded up
+        "worst_pair_delta": "" if o.get("worst_pair_delta") is None else fmt_bound(o.get("worst_pair_delta"), 20, "up"),
         "mode": "optimized" if run.optimize is not None else "accounting-only",
+        "tolerance_met": "no" if missed else "yes",
+        "tolerance_not_met": "; ".join(missed),
     }
+
+
+def _marked(text: str, flags: dict[str, bool], key: str) -> str:
+    """``text``, with :data:`TOLERANCE_MARK` when the result ``key`` missed its tolerance."""
+    return text if flags.get(key, True) else f"{text} ({TOLERANCE_MARK})"
 
 
 def _opt_pct(v) -> str:
@@ -637,14 +725,16 @@ def _sections(acc: Accounting, run: RunInputs, s: dict, pq, pg) -> list[dict]:
     sc = acc.scenario
     secs = []
     overshoot = float(acc.delta_exact.value / _mpf(acc.delta_target))
+    flags = tolerance_flags(acc, run)
+    eps_safe = fmt_bound(acc.eps_exact.value, 15, "up")
     secs.append({
         "id": "summary", "title": "In short",
         "paras": [
             f"The Census Bureau describes the privacy of {sc.allocation} with a single number ρ = {s['total_rho']} "
             f"(zero-concentrated differential privacy). Turned into the usual (ε, δ) language with the "
             f"{s['conversion_label']} formula, this promises ε = {s['claimed_epsilon']} at δ = {s['target_delta']}.",
-            f"The exact calculation shows the promise is kept with room to spare: at that ε the real δ is "
-            f"{s['exact_delta_at_claimed_epsilon']}, about {fmt(overshoot, 3)} times the promised δ. "
+            f"The exact calculation shows the promise is kept with room to spare: at that ε the real δ is at most "
+            f"{s['exact_delta_upper_at_claimed_epsilon']} (certified), about {fmt(overshoot, 3)} times the promised δ. "
             + (f"Keeping the Bureau's own balance between queries and geolevels and scaling every noise "
                f"variance down by the same factor, "
                + (f"{s['uniform_variance_drop_percent']} % of the noise variance can go while the same "
@@ -657,6 +747,9 @@ def _sections(acc: Accounting, run: RunInputs, s: dict, pq, pg) -> list[dict]:
                f"mixes a policy choice (which statistics matter) with the accounting gain, and some geolevels "
                f"then get more noise than today, so read the per-geolevel table before using it."]
               if s["optimized_variance_drop_percent"] else []),
+            *([f"{TOLERANCE_MARK}: {s['tolerance_not_met']}. These results are still rigorous enclosures, "
+               "but with fewer certified digits than the accountant was asked for (see section 2)."]
+              if s.get("tolerance_met") == "no" else []),
         ],
     })
     secs.append({
@@ -682,17 +775,24 @@ def _sections(acc: Accounting, run: RunInputs, s: dict, pq, pg) -> list[dict]:
             "through every measured geolevel (the full spine with itself, every measurement twice).",
         ],
         "table": (["quantity", "value", "certified error"], [
-            ["exact δ at the promised ε", s["exact_delta_at_claimed_epsilon"], f"± {s['exact_delta_error']}"],
-            ["exact δ ÷ promised δ", s["exact_delta_over_target"], ""],
-            ["exact ε at the promised δ (safe side)", fmt(acc.eps_exact.value, 15),
-             f"≤ {s['exact_epsilon_error']}: true value in ({s['exact_epsilon_lower']}, {fmt(acc.eps_exact.value, 15)}]"],
+            ["exact δ at the promised ε", _marked(f"≤ {s['exact_delta_upper_at_claimed_epsilon']}", flags,
+                                                  "exact δ at the promised ε"),
+             f"midpoint {s['exact_delta_at_claimed_epsilon']} ± {s['exact_delta_error']}; "
+             f"true value in [{s['exact_delta_lower_at_claimed_epsilon']}, {s['exact_delta_upper_at_claimed_epsilon']}]"],
+            ["exact δ ÷ promised δ (midpoint)", s["exact_delta_over_target"], ""],
+            ["exact ε at the promised δ (safe side)", _marked(eps_safe, flags, "exact ε at the promised δ"),
+             f"≤ {s['exact_epsilon_error']}: true value in ({s['exact_epsilon_lower']}, {eps_safe}]"
+             if s["exact_epsilon_lower"] != "0" else "exact: ε = 0 already meets the promised δ"],
+            *([[k, TOLERANCE_MARK, "still a rigorous enclosure, wider than requested"]
+               for k, v in flags.items() if not v and k not in ("exact δ at the promised ε", "exact ε at the promised δ")]),
         ]),
         "figures": [("fig_eps_delta.png", "Privacy curves: the zCDP claim (dashed) lies far above the exact curve; "
                      "the dotted lines mark the promise.")],
     })
     noise_rows = [
         ["uniform rescale, proxy pair (this report)", _pct(s["uniform_variance_drop_percent_proxy"]),
-         f"σ² × {s['uniform_sigma2_multiplier']}; exact δ at promised ε then {s['uniform_exact_delta_at_claimed_epsilon']}"],
+         _marked(f"σ² × {s['uniform_sigma2_multiplier']}; exact δ at promised ε then "
+                 f"≤ {s['uniform_exact_delta_upper_at_claimed_epsilon']}", flags, "uniform-rescale δ at the promised ε")],
         ["uniform rescale (optimizer, all pairs)", _pct(s["uniform_variance_drop_percent"] or None), ""],
         ["zCDP-optimum shape (optimizer)", _pct(s["zcdp_optimum_variance_drop_percent"] or None), ""],
         ["optimized (optimizer)", _pct(s["optimized_variance_drop_percent"] or None), ""],
@@ -890,6 +990,7 @@ COMPARISON_COLUMNS = (
     "scenario", "allocation", "conversion", "total_rho", "total_rho_decimal", "target_delta", "claimed_epsilon",
     "exact_epsilon_at_target_delta", "exact_delta_at_claimed_epsilon", "exact_delta_error",
     "uniform_variance_drop_percent_proxy", "optimized_variance_drop_percent", "confirmed",
+    "exact_delta_upper_at_claimed_epsilon", "tolerance_met",
 )
 
 
@@ -915,8 +1016,8 @@ def write_comparison(rows: list[dict], out_dir: str | Path = "reports") -> tuple
     out.mkdir(parents=True, exist_ok=True)
     csv_path, md_path = out / "scenario_comparison.csv", out / "scenario_comparison.md"
     _write_csv(csv_path, rows, COMPARISON_COLUMNS)
-    head = ["scenario", "total ρ", "conversion", "δ target", "claimed ε (zCDP)", "exact ε at δ",
-            "exact δ at claimed ε", "uniform drop (proxy pair)", "optimized drop", "confirmed"]
+    head = ["scenario", "total ρ", "conversion", "δ target", "claimed ε (zCDP)", "exact ε at δ (safe side)",
+            "exact δ at claimed ε (certified upper bound)", "uniform drop (proxy pair)", "optimized drop", "confirmed"]
     lines = ["# Scenario comparison: zCDP claim vs exact accounting", "",
              "Exact values are certified, for the proxy pair (full spine with itself). "
              "Optimized drop: from runs/<scenario>/optimize.json when present.", "",
@@ -924,7 +1025,9 @@ def write_comparison(rows: list[dict], out_dir: str | Path = "reports") -> tuple
     for r in rows:
         lines.append("| " + " | ".join([
             r["scenario"], r["total_rho_decimal"], r["conversion"], r["target_delta"], fmt(r["claimed_epsilon"], 8),
-            fmt(r["exact_epsilon_at_target_delta"], 8), f"{fmt(r['exact_delta_at_claimed_epsilon'], 6)}",
+            fmt_bound(r["exact_epsilon_at_target_delta"], 8, "up"),
+            f"≤ {fmt_bound(r.get('exact_delta_upper_at_claimed_epsilon'), 6, 'up')}"
+            + (f" ({TOLERANCE_MARK})" if r.get("tolerance_met") == "no" else ""),
             _pct(r["uniform_variance_drop_percent_proxy"] or None, 2), _pct(r["optimized_variance_drop_percent"] or None, 2),
             r["confirmed"] or "—"]) + " |")
     md_path.write_text("\n".join(lines) + "\n", encoding="utf-8", newline="")

@@ -14,7 +14,10 @@ Execution: serial with ``workers=1``; otherwise a local
 all cores); or a Dask ``distributed`` cluster when ``scheduler`` is given (an address such as
 ``"tcp://host:8786"`` or an existing ``distributed.Client``; optional extra
 ``pip install 'census-plb[distributed]'``).  Results are written by the driver, so remote
-workers need no shared file system.
+workers need no shared file system.  Dask workers must be single-threaded (``dask worker …
+--nthreads 1``; Dask's default is one thread per core): the accountant's working precision
+(flint ``ctx.prec``, mpmath ``mp.prec``) is process-global, so a cluster with a multi-threaded
+worker is refused with a ValueError naming it (:func:`check_dask_workers`).
 
 Job functions must return JSON-representable values: ``None``, ``bool``, ``int``, ``float``,
 ``str``, ``Fraction``, lists/tuples and dicts with string keys (tuples come back as lists;
@@ -51,7 +54,7 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
-__all__ = ["JobError", "canonical_json", "job_id", "run_jobs"]
+__all__ = ["JobError", "canonical_json", "check_dask_workers", "job_id", "run_jobs"]
 
 _FORMAT = 1  # cache file format version (stored in every file)
 
@@ -266,7 +269,8 @@ def run_jobs(
         cache_dir: directory of per-job result files (created if missing).
         workers: ``1`` = serial in this process; ``None`` = all local cores; ``n`` = n processes.
             Ignored when ``scheduler`` is given.
-        scheduler: Dask ``distributed`` scheduler address or ``Client`` (optional extra).
+        scheduler: Dask ``distributed`` scheduler address or ``Client`` (optional extra);
+            every worker must run one thread (:func:`check_dask_workers`).
         progress: show a progress bar on stderr (tqdm if installed, else a counter).
 
     Returns:
@@ -274,8 +278,8 @@ def run_jobs(
         Fractions stay exact).
 
     Raises:
-        ValueError: bad ``fn``, ``workers`` or a spec that cannot be canonicalised (before any
-            job runs).
+        ValueError: bad ``fn``, ``workers`` or a spec that cannot be canonicalised, or a Dask
+            cluster with a multi-threaded worker (before any job runs).
         JobError: a job raised or returned a non-JSON value; the message names the job id.
             Jobs finished before the failure stay cached, so a rerun resumes.
     """
@@ -372,6 +376,64 @@ def _run_pool(fn, unique, pending, n_workers, finish) -> None:
         raise first_error
 
 
+_THREADS_FIX = ("start every worker with one thread (`dask worker ADDRESS --nthreads 1 --nworkers N`, or "
+                "LocalCluster(threads_per_worker=1, processes=True))")
+
+
+def _worker_threads(client) -> dict[str, int]:
+    """{worker address: nthreads} of every worker the scheduler knows now."""
+    try:
+        return {str(a): int(n) for a, n in client.nthreads().items()}
+    except Exception:  # noqa: BLE001 - older / unusual clients: the scheduler's own listing
+        try:
+            info = client.scheduler_info(n_workers=-1)
+        except TypeError:
+            info = client.scheduler_info()
+        return {str(a): int(w.get("nthreads", 1)) for a, w in info.get("workers", {}).items()}
+
+
+def check_dask_workers(client) -> None:
+    """Refuse a Dask cluster whose workers run jobs in threads of one process.
+
+    The accountant's working precision (python-flint's ``ctx.prec``, mpmath's ``mp.prec``) is
+    process-global state that the engines set and restore around their computations; two jobs in
+    threads of one process would race on it and could silently compute at the wrong precision.
+    So every worker must have ``nthreads == 1``, and at most one in-process (``inproc://``)
+    worker thread may share the driver's process.  Workers that join later are checked again
+    by each job (:func:`_dask_call`).
+
+    Raises:
+        ValueError: naming the worker and the fix (``--nthreads 1``).
+    """
+    threads = _worker_threads(client)
+    for addr, n in sorted(threads.items()):
+        if n > 1:
+            raise ValueError(f"run_jobs: Dask worker {addr} runs {n} threads, but the accountant's precision "
+                             f"(flint ctx.prec, mpmath mp.prec) is process-global and threads would race; "
+                             f"{_THREADS_FIX}")
+    inproc = sorted(a for a in threads if a.startswith("inproc://"))
+    if len(inproc) > 1:
+        raise ValueError(f"run_jobs: {len(inproc)} in-process Dask workers ({', '.join(inproc)}) share one process, "
+                         f"and the accountant's precision (flint ctx.prec, mpmath mp.prec) is process-global; "
+                         f"use worker processes: {_THREADS_FIX}")
+
+
+def _dask_call(fn: Callable, spec: Any) -> tuple[Any, float]:
+    """Worker-side :func:`_timed_call` that refuses to run on a multi-threaded worker (one that
+    joined after :func:`check_dask_workers`)."""
+    try:
+        from distributed import get_worker
+
+        w = get_worker()
+        n = int(getattr(getattr(w, "state", None), "nthreads", None) or getattr(w, "nthreads", 1) or 1)
+    except (ImportError, ValueError):  # not on a worker (e.g. a test calling it directly)
+        n = 1
+    if n > 1:
+        raise RuntimeError(f"this Dask worker runs {n} threads; the accountant's precision is process-global; "
+                           f"{_THREADS_FIX}")
+    return _timed_call(fn, spec)
+
+
 def _run_dask(fn, unique, pending, scheduler, finish) -> None:
     try:
         import distributed
@@ -383,8 +445,9 @@ def _run_dask(fn, unique, pending, scheduler, finish) -> None:
     own = not hasattr(scheduler, "submit")
     client = distributed.Client(scheduler) if own else scheduler
     try:
+        check_dask_workers(client)
         futures = {
-            client.submit(_timed_call, fn, unique[jid], key=f"census-plb-{jid}", pure=False): jid for jid in pending
+            client.submit(_dask_call, fn, unique[jid], key=f"census-plb-{jid}", pure=False): jid for jid in pending
         }
         first_error: BaseException | None = None
         for fut in distributed.as_completed(list(futures)):

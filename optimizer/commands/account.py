@@ -1,5 +1,11 @@
 """Certified δ(ε) (and optionally ε(δ)) of a composition of discrete Gaussians.
 
+Every bound is printed on its safe side, exactly (accountant.decimals): δ lower rounded down,
+δ upper and the ± error rounded up, the safe ε (certified δ(ε) ≤ the target δ) rounded up, the
+ε lower bound (certainly violating the target) rounded down; midpoints are rounded to nearest
+and labelled so.  A result whose interval is wider than requested (--tol / --rtol) is still
+rigorous; the output says so ("tol met" column, "tolerance_met" in JSON, a warning line).
+
 examples:
   census-plb account --sigma2 10000/73 --sigma2 10000/11 --eps 1,2,3
   census-plb account --rho 73/10000 --rho 11/10000 --count 20 --eps 0.5 --json
@@ -9,9 +15,18 @@ examples:
 from __future__ import annotations
 
 import json
+import sys
 import time
+from collections import Counter
 
 HELP = "certified δ(ε) / ε(δ) of a composition of discrete Gaussian mechanisms"
+
+#: most components (listed mechanisms × --count) one command accepts
+MAX_COMPONENTS = 100_000
+#: relative bracket tolerance of the ε(δ) search (Composition.epsilon's default)
+EPS_TOL = 1e-12
+#: digits of the zCDP comparison columns in the text table
+_CLAIM_DIGITS = 10
 
 
 def configure(p) -> None:
@@ -19,7 +34,8 @@ def configure(p) -> None:
                    help="σ² of one unit-shift discrete Gaussian, exact (e.g. 10000/73); repeatable")
     p.add_argument("--rho", action="append", default=[], metavar="RHO",
                    help="a Census query budget ρ (σ² = 1/ρ); repeatable")
-    p.add_argument("--count", type=int, default=1, help="compose every listed mechanism this many times")
+    p.add_argument("--count", type=int, default=1,
+                   help=f"compose every listed mechanism this many times (at most {MAX_COMPONENTS} components in all)")
     p.add_argument("--eps", default="", help="comma-separated ε values (decimal strings are exact)")
     p.add_argument("--delta", default="", help="comma-separated δ values: report the safe ε(δ)")
     p.add_argument("--tol", type=float, default=1e-35, help="absolute error tolerance (default 1e-35)")
@@ -32,59 +48,120 @@ def _split(text: str) -> list[str]:
     return [t.strip() for t in text.split(",") if t.strip()]
 
 
-def run(args) -> int:
-    import mpmath
-
-    from accountant import Composition, DiscreteGaussian, zcdp
-
+def _check_size(args) -> int:
+    """Refuse a composition that is too large before anything is parsed or built."""
     if args.count < 1:
         raise ValueError(f"--count must be >= 1, got {args.count}")
-    mechs = [DiscreteGaussian(s) for s in args.sigma2] + [DiscreteGaussian.from_rho(r) for r in args.rho]
-    if not mechs:
+    listed = len(args.sigma2) + len(args.rho)
+    if not listed:
         raise ValueError("give at least one --sigma2 or --rho")
+    total = listed * args.count
+    if total > MAX_COMPONENTS:
+        raise ValueError(f"--count {args.count}: {listed} mechanism(s) x {args.count} = {total} components "
+                         f"exceeds the limit of {MAX_COMPONENTS} (MAX_COMPONENTS)")
+    return total
+
+
+def _delta_target(d, tol: float, rtol: float) -> tuple[float | None, float | None]:
+    """The (tol, rtol) a δ result was asked for: the Certified's own record, else ours."""
+    t, r = getattr(d, "tol", None), getattr(d, "rtol", None)
+    return (tol, rtol) if t is None and r is None else (t, r)
+
+
+def run(args) -> int:
+    from accountant import Composition, DiscreteGaussian, zcdp
+    from accountant.decimals import decimal_string, exact_fraction, format_error_up, format_interval, mid_decimal
+    from optimizer.profile import certified_tolerance_met, epsilon_tolerance_met, tolerance_target
+
+    _check_size(args)
+    n = args.digits
+    if n < 1:
+        raise ValueError(f"--digits must be >= 1, got {n}")
+    mechs = [DiscreteGaussian(s) for s in args.sigma2] + [DiscreteGaussian.from_rho(r) for r in args.rho]
     eps_list, delta_list = _split(args.eps), _split(args.delta)
     if not eps_list and not delta_list:
         raise ValueError("give --eps and/or --delta")
-    comp = Composition(mechs * args.count)
+    # multiplicities, not a list of len(mechs)·count items
+    comp = Composition(Counter({m: c * args.count for m, c in Counter(mechs).items()}))
     t0 = time.perf_counter()
     deltas = comp.delta_curve(eps_list, tol=args.tol, rtol=args.rtol) if eps_list else []
-    epsilons = [comp.epsilon(d) for d in delta_list]
+    epsilons = [comp.epsilon(d, tol=EPS_TOL) for d in delta_list]
     seconds = time.perf_counter() - t0
     rho = comp.rho
-    n = args.digits
-    rows = [
-        {
+
+    def up(x, k, notation="sci"):
+        return decimal_string(x, k, "up", notation=notation)
+
+    rows, misses = [], []
+    for e, d in zip(eps_list, deltas):
+        tol, rtol = _delta_target(d, args.tol, args.rtol)
+        met = certified_tolerance_met(d, args.tol, args.rtol)
+        lo, hi = format_interval(d, n)
+        rows.append({
             "eps": e,
-            "delta": d.digits(n),
-            "delta_error": mpmath.nstr(d.error, 3),
-            "delta_lower": mpmath.nstr(d.lower, n),
-            "delta_upper": mpmath.nstr(d.upper, n),
-            "delta_zcdp_bun_steinke": mpmath.nstr(zcdp.delta_bun_steinke(rho, e), 6),
-        }
-        for e, d in zip(eps_list, deltas)
-    ]
-    erows = [
-        {
+            "delta": mid_decimal(d, n),  # midpoint, rounded to nearest
+            "delta_error": format_error_up(d),
+            "delta_lower": lo,
+            "delta_upper": hi,
+            "delta_zcdp_bun_steinke": up(zcdp.delta_bun_steinke(rho, e), 6),
+            "tolerance_met": met,
+            "tol": tol,
+            "rtol": rtol,
+        })
+        if not met:
+            target = tolerance_target(d, tol, rtol)
+            parts = ([] if tol is None else [f"tol {tol:g}"]) + ([] if rtol is None else [f"rtol {rtol:g}·|delta|"])
+            misses.append(f"delta at eps = {e}: error {format_error_up(d)}"
+                          + ("" if target is None else f" > target {up(target, 3)} = min({', '.join(parts)})"))
+    erows = []
+    for dl, r in zip(delta_list, epsilons):
+        met = epsilon_tolerance_met(r, EPS_TOL)
+        lower = getattr(r, "lower", None)
+        at = getattr(r, "delta_at_value", None)
+        erows.append({
             "delta": dl,
-            "eps": mpmath.nstr(r.value, n),
-            "eps_lower": mpmath.nstr(r.lower, n),
-            "eps_zcdp_bun_steinke": mpmath.nstr(zcdp.epsilon_bun_steinke(rho, dl), n),
-            "eps_zcdp_cks": mpmath.nstr(zcdp.epsilon_cks(rho, dl), n),
-        }
-        for dl, r in zip(delta_list, epsilons)
-    ]
+            "eps": up(r.value, n, "auto"),  # safe side: certified δ(eps) ≤ delta, rounded up
+            "eps_lower": None if lower is None else decimal_string(lower, n, "down", notation="auto"),
+            "delta_at_eps_upper": None if at is None else up(at.upper, n),
+            "eps_zcdp_bun_steinke": up(zcdp.epsilon_bun_steinke(rho, dl), n, "auto"),
+            "eps_zcdp_cks": up(zcdp.epsilon_cks(rho, dl), n, "auto"),
+            "tolerance_met": met,
+        })
+        if not met:
+            width = exact_fraction(r.value) - exact_fraction(lower) if lower is not None else 0
+            misses.append(f"eps at delta = {dl}: bracket (eps lower, eps] of width {format_error_up(width)} "
+                          f"(requested {EPS_TOL:g}·max(1, eps))")
+    warning = None
+    if misses:
+        shown = "; ".join(misses[:5]) + (f"; and {len(misses) - 5} more" if len(misses) > 5 else "")
+        warning = (f"warning: tolerance not met for {len(misses)} of {len(rows) + len(erows)} results "
+                   f"(the intervals are still rigorous, only wider than requested): {shown}")
     if args.json:
         print(json.dumps({"n_mechanisms": comp.size, "rho": str(rho), "delta": rows, "epsilon": erows,
+                          "tolerance_met": not misses, "warnings": [warning] if warning else [],
                           "seconds": round(seconds, 4)}, indent=2))
+        if warning:
+            print(f"census-plb account: {warning}", file=sys.stderr)
         return 0
     print(f"composition: {comp.size} discrete Gaussians ({len(comp.groups)} distinct), zCDP rho = {rho}")
+    w = max(n + 8, 20)
     if rows:
-        print(f"{'eps':>24}  {'delta (certified)':>{n + 8}}  {'± error':>9}  {'zCDP claim (BS)':>15}")
+        print(f"{'eps':>24}  {'delta (midpoint)':>{w}}  {'± error (up)':>12}  {'delta lower (down)':>{w}}  "
+              f"{'delta upper (up)':>{w}}  {'zCDP claim (BS)':>15}  tol met")
         for r in rows:
-            print(f"{r['eps']:>24}  {r['delta']:>{n + 8}}  {r['delta_error']:>9}  {r['delta_zcdp_bun_steinke']:>15}")
+            print(f"{r['eps']:>24}  {r['delta']:>{w}}  {r['delta_error']:>12}  {r['delta_lower']:>{w}}  "
+                  f"{r['delta_upper']:>{w}}  {r['delta_zcdp_bun_steinke']:>15}  {'yes' if r['tolerance_met'] else 'NO'}")
     if erows:
-        print(f"{'delta':>12}  {'eps (safe side)':>{n + 6}}  {'zCDP BS':>12}  {'zCDP CKS':>12}")
-        for r in erows:
-            print(f"{r['delta']:>12}  {r['eps']:>{n + 6}}  {r['eps_zcdp_bun_steinke'][:12]:>12}  {r['eps_zcdp_cks'][:12]:>12}")
+        k = _CLAIM_DIGITS
+        print(f"{'delta':>12}  {'eps (safe side, up)':>{w}}  {'eps lower (down)':>{w}}  {'zCDP BS (up)':>{k + 6}}  "
+              f"{'zCDP CKS (up)':>{k + 6}}  tol met")
+        for dl, r, res in zip(delta_list, erows, epsilons):
+            lower = "—" if r["eps_lower"] is None else r["eps_lower"]
+            bs = up(zcdp.epsilon_bun_steinke(rho, dl), k, "auto")
+            cks = up(zcdp.epsilon_cks(rho, dl), k, "auto")
+            print(f"{r['delta']:>12}  {r['eps']:>{w}}  {lower:>{w}}  {bs:>{k + 6}}  {cks:>{k + 6}}  "
+                  f"{'yes' if r['tolerance_met'] else 'NO'}")
+    if warning:
+        print(warning)
     print(f"({seconds:.3f} s)")
     return 0

@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import sys
 from pathlib import Path
 
 HELP = "whole-release profile: max certified δ(ε) over all pairs of spine paths"
@@ -112,21 +113,55 @@ def run(args) -> int:
     if args.out:
         files = {k: str(v) for k, v in write_profile(prof, args.out, stem=name).items()}
         s["files"] = files
+    warning = tolerance_warning(s)
     if args.json:
         print(json.dumps(s, indent=1, ensure_ascii=False))
+        if warning:
+            print(f"census-plb pairs: {warning}", file=sys.stderr)
         return 0
+    from accountant.decimals import decimal_string
+
+    def short(x: str | None, k: int, mode: str = "nearest") -> str:
+        return "" if not x else decimal_string(x, k, mode)
+
     print(f"{name}: {s['n_pairs']} of {s['n_pairs_all']} pairs of {s['n_paths']} paths, rho = {s['rho']}")
     print(f"note: {s['note']}")
-    print(f"{'eps':>22}  {'worst pair':>10}  {'max delta (certified)':>27}  {'± error':>9}  "
-          f"{'main [13,13]':>14}  {'zCDP claim (BS)':>15}  certain")
+    print(f"{'eps':>22}  {'worst pair':>10}  {'max delta (midpoint)':>27}  {'± error (up)':>12}  "
+          f"{'max delta upper (up)':>27}  {'main [13,13]':>16}  {'zCDP claim (BS)':>15}  certain  tol met")
     for g in s["grid"]:
         pair = "-".join(map(str, g["worst_pair"]))
-        main = g["main_pair_delta"] or ""
-        print(f"{g['eps'][:22]:>22}  {pair:>10}  {g['worst_delta']:>27}  {g['worst_delta_error']:>9}  "
-              f"{main[:14]:>14}  {g['zcdp_claim_delta'][:15]:>15}  {'yes' if g['certain'] else 'no (' + str(len(g['candidates'])) + ')'}")
+        eps = g["eps"] if len(g["eps"]) <= 22 else decimal_string(g["eps"], 16, "nearest", notation="auto")
+        tol_met = "yes" if g.get("tolerance_met", True) else f"NO ({g.get('n_tolerance_misses', '?')})"
+        print(f"{eps:>22}  {pair:>10}  {g['worst_delta']:>27}  {g['worst_delta_error']:>12}  "
+              f"{g['worst_delta_upper']:>27}  {short(g['main_pair_delta'], 10):>16}  "
+              f"{short(g['zcdp_claim_delta'], 6, 'up'):>15}  "
+              f"{'yes' if g['certain'] else 'no (' + str(len(g['candidates'])) + ')':>7}  {tol_met}")
     if "tradeoff_envelope" in s:
         print(f"trade-off envelope: {s['tradeoff_envelope']['n_points']} vertices")
+    if warning:
+        print(warning)
     for k, v in files.items():
         print(f"wrote {v}")
     print(f"({s['seconds']:.2f} s)")
     return 0
+
+
+def tolerance_warning(s: dict) -> str | None:
+    """One warning line naming the (pair, ε) results and trade-off curves of a profile summary
+    that missed their requested error, with the achieved error; ``None`` when all met it."""
+    parts = []
+    n = s.get("n_tolerance_misses", 0)
+    if n:
+        listed = "; ".join(f"[{m['pair'][0]}, {m['pair'][1]}] at eps = {m['eps']}: error {m['delta_error']}"
+                           for m in s.get("tolerance_misses", [])[:5])
+        more = n - min(5, len(s.get("tolerance_misses", [])))
+        parts.append(f"{n} pair result(s) missed tol {s.get('tol', 0):g} / rtol {s.get('rtol', 0):g}: {listed}"
+                     + (f"; and {more} more" if more > 0 else ""))
+    t = s.get("tradeoff_tolerance_misses") or []
+    if t:
+        listed = ", ".join(f"[{i}, {j}]" for i, j in t[:10]) + (f" and {len(t) - 10} more" if len(t) > 10 else "")
+        parts.append(f"trade-off curves of {len(t)} pair(s) missed tradeoff_tol {s.get('tradeoff_tol', 0):g}: {listed}")
+    if not parts:
+        return None
+    return ("warning: tolerance not met (the intervals are still rigorous, only wider than requested): "
+            + " | ".join(parts))

@@ -218,3 +218,58 @@ def test_dask_missing_gives_install_hint(tmp_path, monkeypatch):
     with pytest.raises(ImportError, match=r"census-plb\[distributed\]"):
         run_jobs(square_rho, SPECS[:1], tmp_path, scheduler="tcp://127.0.0.1:1", progress=False)
     assert not os.listdir(tmp_path)
+
+
+# ---------------------------------------------------------------------- dask: one thread per worker
+def test_dask_threaded_worker_is_refused(tmp_path):
+    """flint ctx.prec and mpmath's precision are process-global: a worker with 2 threads is refused
+    (one line naming the worker and `--nthreads 1`) before any job is submitted."""
+    distributed = pytest.importorskip(
+        "distributed", reason="optional extra census-plb[distributed] (dask, distributed) not installed"
+    )
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=2, processes=False,
+                                  dashboard_address=None) as cluster, distributed.Client(cluster) as client:
+        (addr,) = client.nthreads()
+        with pytest.raises(ValueError, match=r"--nthreads 1") as info:
+            run_jobs(square_rho, SPECS, tmp_path, scheduler=client, progress=False)
+        msg = str(info.value)
+        assert "\n" not in msg and addr in msg and "2 threads" in msg
+        assert CALLS == [] and not os.listdir(tmp_path)  # nothing ran, nothing cached
+        # the same through a scheduler address (the client run_jobs opens itself)
+        with pytest.raises(ValueError, match=r"--nthreads 1"):
+            run_jobs(square_rho, SPECS, tmp_path, scheduler=cluster.scheduler_address, progress=False)
+
+
+def test_dask_single_threaded_worker_is_accepted(tmp_path):
+    distributed = pytest.importorskip(
+        "distributed", reason="optional extra census-plb[distributed] (dask, distributed) not installed"
+    )
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=False,
+                                  dashboard_address=None) as cluster, distributed.Client(cluster) as client:
+        assert list(client.nthreads().values()) == [1]
+        out = run_jobs(square_rho, SPECS, tmp_path, scheduler=client, progress=False)
+        assert [r["rho2"] for r in out] == [F(1, 9), F(4, 49), F(24811, 5000) ** 2]
+
+
+def test_dask_several_in_process_workers_are_refused(tmp_path):
+    """Two single-threaded in-process workers are still two threads of one process."""
+    distributed = pytest.importorskip(
+        "distributed", reason="optional extra census-plb[distributed] (dask, distributed) not installed"
+    )
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
+                                  dashboard_address=None) as cluster, distributed.Client(cluster) as client:
+        with pytest.raises(ValueError, match=r"in-process Dask workers .* share one process"):
+            run_jobs(square_rho, SPECS, tmp_path, scheduler=client, progress=False)
+
+
+def test_dask_call_refuses_on_a_threaded_worker():
+    """A worker that joins after the check: the job itself refuses to run."""
+    distributed = pytest.importorskip(
+        "distributed", reason="optional extra census-plb[distributed] (dask, distributed) not installed"
+    )
+    assert runner._dask_call(square_rho, SPECS[0])[0]["name"] == "a"  # not on a worker: runs
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=2, processes=False,
+                                  dashboard_address=None) as cluster, distributed.Client(cluster) as client:
+        fut = client.submit(runner._dask_call, square_rho, SPECS[1], pure=False)
+        with pytest.raises(RuntimeError, match=r"--nthreads 1"):
+            fut.result()

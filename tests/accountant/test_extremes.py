@@ -1,0 +1,152 @@
+"""Issue 12: the accountant at the extremes, checked against the independent certified oracle
+(tests/accountant/oracle.py): tiny and near-1 α, deep δ, σ² < 0.5, shifts up to 3, huge ε,
+contracts, flags, error messages.  Every interval must contain (overlap) the oracle's enclosure."""
+from __future__ import annotations
+
+import time
+from fractions import Fraction as F
+
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from accountant import Composition, DiscreteGaussian as D, from_float
+from accountant.certified import Certified
+from tests.accountant import oracle as O
+
+CASES = [
+    [(F(1, 3), 2, 2)],                      # σ² < 0.5, shift 2
+    [(F(2, 5), 3, 1), (F(7, 3), 1, 1)],     # shift 3, coprime denominators
+    [(F(5, 2), 1, 20), (F(3, 7), 1, 3)],    # a block of identical components
+]
+
+
+def comp(spec):
+    return Composition({D(s2, shift=s): m for s2, s, m in spec})
+
+
+def overlaps(c: Certified, enc) -> bool:
+    lo, hi = enc
+    return bool(c.lower <= hi and lo <= c.upper)
+
+
+@pytest.mark.parametrize("spec", CASES)
+@pytest.mark.parametrize("alpha", [F(1, 10**40), F(1, 10**30), 1 - F(1, 10**20), 1 - F(1, 10**30),
+                                   F(1, 2), F(3, 10**6)])
+def test_beta_extreme_alpha_contains_oracle(spec, alpha):
+    b = comp(spec).tradeoff(alpha, tol=1e-35)
+    enc = O.beta(spec, alpha, mass_tol=1e-150)
+    assert overlaps(b, enc), (b, enc)
+    assert b.tolerance_met
+
+
+@pytest.mark.parametrize("spec,eps", [(CASES[0], "100"), (CASES[0], "110.3"), (CASES[1], "99.8559")])
+def test_deep_delta_contains_oracle_and_meets_rtol(spec, eps):
+    d = comp(spec).delta(eps)
+    lo, hi = O.delta(spec, eps, mass_tol=1e-200)
+    assert overlaps(d, (lo, hi))
+    assert hi < 1e-60  # a deep tail indeed (δ ≤ 1e-60)
+    assert d.tolerance_met and d.error <= 1e-20 * d.value
+
+
+@settings(max_examples=25, deadline=None)
+@given(num=st.integers(1, 40), den=st.integers(1, 20), shift=st.integers(1, 3), mult=st.integers(1, 3),
+       eps=st.fractions(0, 12, max_denominator=100))
+def test_delta_property_contains_oracle(num, den, shift, mult, eps):
+    s2 = F(num, den)
+    if not (F(1, 5) <= s2 <= 8):
+        return
+    spec = [(s2, shift, mult)]
+    d = comp(spec).delta(eps)
+    assert overlaps(d, O.delta(spec, eps, mass_tol=1e-130))
+
+
+def test_dhc_pair_6_6_deep_eps_no_crash():
+    """Item 4: [6, 6] (split engine) at ε = 105, 110, 120: no OverflowError, tolerance met; beyond
+    the floor a certified [0, bound] flagged as a relative miss."""
+    from optimizer.allocation import load_builtin
+    from optimizer.pairs import dhc_persons_paths, pair_composition
+
+    paths = {p.index: p for p in dhc_persons_paths(load_builtin("dhc-persons"))}
+    c = pair_composition(paths[6], paths[6])
+    for e in ("105", "110", "120"):
+        d = c.delta(e)
+        assert d.tolerance_met and d.value > 0
+    deep = c.delta("125")
+    assert deep.lower == 0 and deep.upper < 1e-300 and not deep.tolerance_met
+
+
+@pytest.mark.parametrize("eps", ["1e3", "1.5e5", "2e5", "1e400"])
+def test_huge_eps_fast_certified_bound(eps):
+    """Items 5, 9, 10: huge ε answer at once with a certified upper bound, flagged."""
+    c = Composition([D("10000/73"), D("10000/11")])
+    t = time.perf_counter()
+    d = c.delta(eps)
+    assert time.perf_counter() - t < 2
+    assert d.lower == 0 and 0 < d.upper < 1e-300 and not d.tolerance_met
+
+
+def test_small_sigma2_no_hang():
+    """Item 10: σ² = 1/20 (was > 120 s) and σ² = 1e14-scale components answer quickly."""
+    for s2 in ("1/20", "1/200", "1/1000"):
+        t = time.perf_counter()
+        ds = Composition([D(s2)]).delta_curve([0, 1, 10])
+        assert time.perf_counter() - t < 2 and all(d.upper <= 1 for d in ds)
+    spec = [(F(1, 20), 1, 1)]
+    d = comp(spec).delta(1)
+    assert overlaps(d, O.delta(spec, 1))
+
+
+def test_tradeoff_curve_small_c_no_hang():
+    """Item 2: one component σ² = 1/7, shift 3 (2C = 3) — at most one vertex per lattice point."""
+    t = time.perf_counter()
+    curve = Composition([D("1/7", shift=3)]).tradeoff_curve()
+    assert time.perf_counter() - t < 2
+    assert len(set(curve.k)) == len(curve.k) <= 901 and curve.tolerance_met
+
+
+def test_epsilon_contract_when_delta0_below_target():
+    """Item 6: δ(0) ≤ target ⇒ ε(δ) = 0 and no violating lower end is claimed."""
+    r = Composition([D(10000)]).epsilon(0.5)
+    assert r.value == 0 and r.lower is None and r.tolerance_met
+    r = Composition([D("10000/73"), D("10000/11")]).epsilon("1e-10")
+    assert r.lower is not None and r.lower < r.value
+    c = Composition([D("10000/73"), D("10000/11")])
+    assert c.delta(r.lower).lower > F(1, 10**10) >= c.delta(r.value).upper
+
+
+def test_failed_call_does_not_degrade_object():
+    """Item 11: a call at an absurd threshold leaves later results unchanged."""
+    fresh = Composition([D("10000/73"), D("10000/11")]).delta(1)
+    c = Composition([D("10000/73"), D("10000/11")])
+    c.tails([10**30])
+    again = c.delta(1)
+    assert (again.lower, again.upper) == (fresh.lower, fresh.upper)
+
+
+def test_forced_miss_is_flagged():
+    """Item 3 / must-show 2: a result that cannot meet its tolerance says so."""
+    c = Composition([D(100)])
+    t = c.tails([10**6])[0]
+    assert t.lower == 0 and not t.tolerance_met
+    assert "tolerance not met" in str(t)
+    ok = c.tails([10])[0]
+    assert ok.tolerance_met
+
+
+@pytest.mark.parametrize("s2", ["1e400", "1e30", "1e-30", "1e-5"])
+def test_sigma2_out_of_range_message(s2):
+    with pytest.raises(ValueError, match="outside the supported range"):
+        Composition([D(s2)])
+
+
+def test_bad_inputs_clear_errors():
+    c = Composition([D("10000/73")])
+    with pytest.raises(ValueError, match="zeta is empty"):
+        c.tradeoff_curve(zeta=[])
+    with pytest.raises(ValueError, match="finite"):
+        c.tradeoff_curve(zeta=[float("nan")])
+    with pytest.raises(TypeError, match="list of eps"):
+        c.delta_curve("123")
+    assert from_float(-0.0, "up") == 0
+    with pytest.raises(ValueError):
+        D.from_float_sigma2(-0.0, "up")
