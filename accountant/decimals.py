@@ -136,7 +136,11 @@ def _huge_ratio(num: int, den: int, n: int, mode: str, e10: int) -> str:
 
     p = 4 * n + 96
     with mpmath.workprec(p):
-        x = mpmath.mpf(abs(num)) / mpmath.mpf(den)
+        # truncate both integers to p + 64 leading bits (relative error < 2^−(p+63) each,
+        # inside the margin below); converting multi-megabit ints directly is very slow
+        a_, d_ = abs(num), den
+        sa, sd = max(0, a_.bit_length() - p - 64), max(0, d_.bit_length() - p - 64)
+        x = mpmath.ldexp(mpmath.mpf(a_ >> sa) / mpmath.mpf(d_ >> sd), sa - sd)
         m = x / mpmath.power(10, e10)
         while m >= 10:
             m, e10 = m / 10, e10 + 1

@@ -150,3 +150,18 @@ def test_bad_inputs_clear_errors():
     assert from_float(-0.0, "up") == 0
     with pytest.raises(ValueError):
         D.from_float_sigma2(-0.0, "up")
+
+
+def test_cli_account_huge_eps_answers_fast(capsys):
+    """Items 5, 7: `census-plb account --sigma2 100 --eps 1e3` (was > 120 s) prints its certified
+    bound at once, with the miss flagged."""
+    from optimizer.cli import main
+
+    t = time.perf_counter()
+    assert main(["account", "--sigma2", "100", "--eps", "1e3,100", "--json"]) == 0
+    assert time.perf_counter() - t < 10
+    import json
+
+    out = json.loads(capsys.readouterr().out)
+    assert out["delta"][0]["tolerance_met"] is False
+    assert F(out["delta"][0]["delta_upper"]) > 0
