@@ -22,7 +22,6 @@ from __future__ import annotations
 import hashlib
 import math
 from collections import Counter
-from decimal import Decimal
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
@@ -30,9 +29,10 @@ from numbers import Real
 
 import mpmath
 from flint import arb, fmpq
-from scipy.special import log_ndtr, ndtri
+from scipy.special import log_ndtr
 
 from .certified import Certified, _mpf, down, exact_mpf, up
+from .exact import to_fraction
 from .lattice import Lattice
 from .mechanism import DiscreteGaussian
 from .quadrature import LatticeGroup, TailEngine, log_tail_estimate, workprec
@@ -163,37 +163,18 @@ def _build_nested(groups, plan):
 
 
 def _parse_exact(x, name: str) -> Fraction:
-    """A user-supplied real as an exact Fraction: ints, Fractions, Decimals, decimal / rational
-    strings (parsed exactly), floats and mpmath numbers (their exact binary value).  Refuses
-    bools, non-finite values and non-numbers with a message naming ``name`` and the value."""
-    if isinstance(x, bool):
-        raise TypeError(f"{name}: got bool {x!r}; expected a real number")
-    if isinstance(x, Fraction):
-        return x
-    if isinstance(x, int):
-        return Fraction(x)
-    if isinstance(x, str):
-        try:
-            return Fraction(x.strip())
-        except (ValueError, ZeroDivisionError):
-            raise ValueError(f"{name}: cannot parse {x!r} as a real number") from None
-    if isinstance(x, Decimal):
-        if not x.is_finite():
+    """A user-supplied real as an exact Fraction: what :func:`accountant.exact.to_fraction`
+    accepts (ints, Fractions, Decimals, exact strings), plus floats and mpmath numbers at their
+    exact binary value (ε and α are not budgets: any exact value is a valid question).  Refuses
+    non-finite values with a message naming ``name`` and the value."""
+    if hasattr(x, "_mpf_") or (isinstance(x, Real) and not isinstance(x, (bool, int, Fraction))):
+        m = x if hasattr(x, "_mpf_") else mpmath.mpf(float(x))  # float → mpf is exact
+        if not mpmath.isfinite(m):
             raise ValueError(f"{name}: must be finite, got {x!r}")
-        return Fraction(x)
-    if hasattr(x, "_mpf_"):
-        if not mpmath.isfinite(x):
-            raise ValueError(f"{name}: must be finite, got {x!r}")
-        sign, man, exp, _ = x._mpf_
+        sign, man, exp, _ = m._mpf_
         f = Fraction(man) * (Fraction(2) ** exp)
         return -f if sign else f
-    if isinstance(x, Real):
-        xf = float(x)
-        if not math.isfinite(xf):
-            raise ValueError(f"{name}: must be finite, got {x!r}")
-        return Fraction(xf)  # exact binary value
-    raise TypeError(f"{name}: expected a real number, got {type(x).__name__} {x!r}")
-
+    return to_fraction(x, name=name)
 
 def _frac_arb(f: Fraction) -> arb:
     """An Arb ball enclosing the rational ``f`` at the current precision."""
