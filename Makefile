@@ -4,19 +4,26 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test test-slow bench clean
+.PHONY: demo test test-slow bench clean browser
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e ".[test,distributed]"
+	$(PY) -m pip install --quiet -e ".[test,distributed,bench]"
 	touch $(STAMP)
 
 demo: $(STAMP)
 	$(VENV)/bin/census-plb report --scenario dhc-persons
 
-test: $(STAMP)
-	$(PY) -m pytest -q tests accountant
+# headless Chromium (Debian packages) for the report's browser test; best effort: without root
+# or apt the test reports itself skipped with the command to run
+browser:
+	@if [ ! -x /usr/bin/chromium ] && command -v apt-get >/dev/null 2>&1 && [ "$$(id -u)" = 0 ]; then \
+	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver >/dev/null) \
+	  || echo "make: could not install chromium (the browser test will be skipped)"; fi
+
+test: $(STAMP) browser
+	$(PY) -m pytest -q -rs tests accountant
 
 test-slow: $(STAMP)
 	$(PY) -m pytest -q -m 'slow or not slow' tests accountant
