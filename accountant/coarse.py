@@ -26,7 +26,7 @@ import mpmath
 
 from .certified import _CTX, Certified, _mpf, down, up
 
-__all__ = ["CoarseEngine", "coarse_divisor", "MAX_DIRECT_NODES"]
+__all__ = ["CoarseEngine", "coarse_divisor", "coarsen", "kept_divisor", "MAX_DIRECT_NODES"]
 
 #: above this planned node count the direct trapezoid rule is replaced by the sandwich.
 MAX_DIRECT_NODES = 1e9
@@ -43,6 +43,56 @@ def coarse_divisor(groups) -> int:
     return max(2, int(planned_nodes(groups) / COARSE_NODES))
 
 
+def coarsen(groups, g: int):
+    """(inner groups of Ŷ' = Ŷ/d, d, v_E) for divisor ``g``: b̂_k = nearest integer to b_k/g,
+    d = gcd(b̂), e_k = b_k − g·b̂_k, v_E = Σ m_k e_k² σ_k².  Components whose b̂_k is 0 move
+    entirely into E."""
+    from .quadrature import LatticeGroup
+
+    coarse, v_e = [], Fraction(0)
+    for grp in groups:
+        bh = (2 * grp.b + g) // (2 * g)  # nearest integer to b/g
+        e = grp.b - g * bh
+        v_e += Fraction(grp.mult * e * e) * grp.sigma2
+        if bh:
+            coarse.append((grp, bh))
+    if not coarse:
+        raise ValueError("CoarseEngine: every weight rounds to zero; composition too small to coarsen")
+    d = math.gcd(*(bh for _, bh in coarse))
+    return tuple(LatticeGroup(grp.sigma2, bh // d, grp.mult) for grp, bh in coarse), d, v_e
+
+
+def kept_divisor(groups, kept_target: float, estimate, max_iter: int = 6) -> int:
+    """A divisor g whose coarsened lattice keeps about ``kept_target`` trapezoid nodes
+    (``estimate(groups)`` is the sieve's planning count, :func:`accountant.sieve.direct_kept_estimate`).
+
+    The sandwich's width shrinks like 1/g·(sd of Y) while the work grows with the *kept*
+    nodes, which for weights without common structure are a small fraction of the planned
+    ones; so the divisor is fitted to the kept count (deterministically: a fixed sequence of
+    estimates), not to the planned count."""
+    g_max = max(2, max(grp.b for grp in groups) // 4)
+    g = min(g_max, max(2, int(planned_nodes(groups) / (1000 * kept_target))))
+    ok = bad = None  # smallest divisor seen within the target, largest seen above it
+    for _ in range(max_iter):
+        kept = estimate(coarsen(groups, g)[0])
+        if kept <= kept_target:
+            ok = g if ok is None else min(ok, g)
+            if kept >= kept_target / 4 or g == 2:
+                break
+            nxt = max(2, int(g * max(kept, 1) / kept_target))
+        else:
+            bad = g if bad is None else max(bad, g)
+            if g >= g_max:
+                break
+            nxt = min(g_max, int(g * min(64.0, max(2.0, 1.5 * kept / kept_target))))
+        if ok is not None and bad is not None:
+            nxt = int(math.sqrt(ok * bad))
+        if nxt == g or (ok is not None and nxt >= ok) or (bad is not None and nxt <= bad):
+            break
+        g = nxt
+    return ok if ok is not None else min(g_max, g * 64)
+
+
 @dataclass
 class CoarseEngine:
     """Tails of Y = g·Ŷ + E from certified tails of Ŷ (see module docstring)."""
@@ -56,22 +106,12 @@ class CoarseEngine:
     improvable: bool = False  # the enclosure width does not shrink with tighter targets
 
     @classmethod
-    def build(cls, groups, make_engine, factor: int = 1):
-        """Coarsen ``groups`` (divisor ``coarse_divisor(groups)·factor``) over an exact inner engine."""
-        from .quadrature import LatticeGroup
-
-        g = coarse_divisor(groups) * int(factor)
-        coarse, v_e = [], Fraction(0)
-        for grp in groups:
-            bh = (2 * grp.b + g) // (2 * g)  # nearest integer to b/g
-            e = grp.b - g * bh
-            v_e += Fraction(grp.mult * e * e) * grp.sigma2
-            if bh:
-                coarse.append((grp, bh))
-        if not coarse:
-            raise ValueError("CoarseEngine: every weight rounds to zero; composition too small to coarsen")
-        d = math.gcd(*(bh for _, bh in coarse))
-        inner = make_engine(tuple(LatticeGroup(grp.sigma2, bh // d, grp.mult) for grp, bh in coarse))
+    def build(cls, groups, make_engine, factor: int = 1, divisor: int | None = None):
+        """Coarsen ``groups`` (divisor ``divisor``, default ``coarse_divisor(groups)·factor``)
+        over an exact inner engine built by ``make_engine``."""
+        g = int(divisor) if divisor is not None else coarse_divisor(groups) * int(factor)
+        inner_groups, d, v_e = coarsen(groups, g)
+        inner = make_engine(inner_groups)
         var = sum(grp.mult * grp.b * grp.b * float(grp.sigma2) for grp in groups)
         v_sg = sum((Fraction(grp.mult * grp.b * grp.b) * grp.sigma2 for grp in groups), Fraction(0))
         return cls(inner, g, d, v_e, var, v_sg)

@@ -19,6 +19,7 @@ the saddle-point tilt of :mod:`accountant.quadrature`.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import math
 from collections import Counter
@@ -36,7 +37,7 @@ from .exact import to_fraction
 from .lattice import Lattice
 from .mechanism import DiscreteGaussian
 from .quadrature import LatticeGroup, TailEngine, log_tail_estimate, workprec
-from .coarse import MAX_DIRECT_NODES, CoarseEngine, planned_nodes
+from .coarse import MAX_DIRECT_NODES, CoarseEngine, kept_divisor, planned_nodes
 from .pmf import PmfEngine, pmf_span
 from .sieve import SieveTooWide, direct_kept_estimate
 from .split import MAX_PMF_GROUPS, SplitEngine, find_nested, find_split
@@ -107,17 +108,49 @@ def _short(x: Fraction) -> str:
     t = str(x)
     return t if len(t) <= 24 else f"{float(x):.6g}" if math.isfinite(_float(x)) else f"~1e{len(str(x.numerator)) - len(str(x.denominator))}"
 TRADEOFF_DIRECT_LOG_THRESHOLD = -70.0
+#: a direct trapezoid whose window-sieve estimate (:func:`accountant.sieve.direct_kept_estimate`)
+#: exceeds this many nodes is not run: the sum has no structure the exact engines can use, and
+#: the coarse sandwich answers instead (flagged).  The DHC-persons pairs' largest estimate is
+#: 1.07e6 ([6, 31]: 0.4 s per δ), so every release pair stays exact.
+DIRECT_KEPT_MAX = 1_200_000
+#: kept-node target of the coarse sandwich's lattice: its width shrinks like 1/g while the
+#: work grows with the kept nodes.  Measured on 5 unrelated components (σ² 92 … 450, shifts
+#: 1–3): 8e4 kept nodes — δ(0.5) to 2.4e-4 relative in 0.5 s (the old planned-count sizing:
+#: > 30 s for a width of 100 %).
+COARSE_KEPT = 150_000
+#: thresholds per call in β's bracket search on the coarse sandwich (measured on 4 unrelated
+#: components, 1e5 kept nodes: 16 points 4.2 s, 256 points 12.9 s per β — its cost is per threshold too).
+COARSE_SEARCH_POINTS = 16
+#: β's bracket search asks for ~100 thresholds; on an exact split chain costing more than this
+#: (:func:`split_search_cost`: chain cost × leaf nodes/1000; DHC [6, 6]: 268) it runs instead
+#: on the direct trapezoid when that is small (:meth:`Composition._tradeoff_search_engine`:
+#: DHC [6, 10] and [6, 28], chain costs 5e4: 10–14 s → ~1–2 s, exact), else on the coarse
+#: sandwich (flagged): a 6-component chain of cost ~2e4 took > 100 s per β, 2.7 s so.
+TRADEOFF_SPLIT_MAX_COST = 10_000
 
 
 _ENGINE_TARGET_MIN = mpmath.mpf(10) ** ENGINE_TARGET_MIN_LOG10
 
 
-def make_engine(groups: tuple[LatticeGroup, ...], budget: float = SPLIT_CHAIN_MAX_COST):
-    """The tail engine for a lattice sum: direct trapezoid, or an exact split (accountant.split).
+class _NeedsCoarse(Exception):
+    """Raised inside :func:`make_engine` when a part of a split has no exact engine within
+    :data:`DIRECT_KEPT_MAX`: the whole composition is then coarsened instead (one sandwich
+    over few thresholds is far cheaper and narrower than a coarsened part queried at every
+    outer term)."""
+
+
+def make_engine(groups: tuple[LatticeGroup, ...], budget: float = SPLIT_CHAIN_MAX_COST, *,
+                coarse_ok: bool = True):
+    """The tail engine for a lattice sum: a pmf table, an exact split (accountant.split), the
+    direct trapezoid, or — for sums with no exploitable structure, whose exact lattice would
+    keep more than :data:`DIRECT_KEPT_MAX` nodes — the certified coarse sandwich of
+    :mod:`accountant.coarse` sized to :data:`COARSE_KEPT` nodes (flagged: its width does not
+    reach the usual tolerances).
 
     ``budget`` bounds the product of the outer enumeration sizes along a chain of splits (the
     factor by which thresholds multiply down the chain); past it the chain stops and the
-    remainder is integrated directly (or, when too fine, by the certified coarse sandwich)."""
+    remainder is integrated directly.  With ``coarse_ok=False`` (parts of a split, the inside
+    of a sandwich) a sum that would need coarsening raises :class:`_NeedsCoarse`."""
     if len(groups) <= MAX_PMF_GROUPS and pmf_span(groups) <= DIRECT_PMF_MAX_SPAN:
         return PmfEngine(tuple(groups))
     split = find_split(groups)
@@ -126,21 +159,74 @@ def make_engine(groups: tuple[LatticeGroup, ...], budget: float = SPLIT_CHAIN_MA
         if outer > budget:
             split = None
         else:
-            budget /= outer
-    if split is None:
-        if planned_nodes(groups) > MAX_DIRECT_NODES:
-            return CoarseEngine.build(groups, make_engine)
+            try:
+                return _build_split(split, budget / outer)
+            except _NeedsCoarse:
+                split = None
+    planned = planned_nodes(groups)
+    kept: list[int] = []
+
+    def kept_estimate() -> int:
+        if not kept:
+            kept.append(direct_kept_estimate(groups))
+        return kept[0]
+
+    too_fine = planned > MAX_DIRECT_NODES
+    if not too_fine:
         nested = find_nested(groups, budget=NESTED_MAX_COST) if len(groups) <= NESTED_MAX_GROUPS else None
-        if nested is not None and direct_kept_estimate(groups) > NESTED_MIN_KEPT:
+        if nested is not None and kept_estimate() > NESTED_MIN_KEPT:
             return _build_nested(groups, nested[1])
-        return TailEngine(groups)
+        too_fine = planned > 2 * DIRECT_KEPT_MAX and kept_estimate() > DIRECT_KEPT_MAX
+    if too_fine:
+        if not coarse_ok:
+            raise _NeedsCoarse
+        return coarse_engine(groups)
+    return TailEngine(groups)
+
+
+def coarse_engine(groups, kept_target: float = None):
+    """The coarse sandwich (accountant.coarse) of ``groups`` with about ``kept_target``
+    (default :data:`COARSE_KEPT`) kept nodes on its coarse lattice."""
+    target = COARSE_KEPT if kept_target is None else kept_target
+    g = kept_divisor(groups, target, direct_kept_estimate)
+    inner = functools.partial(make_engine, coarse_ok=False)
+    for _ in range(4):
+        try:
+            return CoarseEngine.build(groups, inner, divisor=g)
+        except _NeedsCoarse:
+            g *= 8
+    return CoarseEngine.build(groups, make_engine, divisor=g)
+
+
+def split_chain_cost(engine) -> float:
+    """Leaf thresholds per threshold of an engine: the product of the outer enumeration sizes
+    along its chain of exact splits (1 for other engines)."""
+    if isinstance(engine, SplitEngine):
+        return (32 * math.sqrt(engine.u_engine.var) + 1) * split_chain_cost(engine.v_engine)
+    return 1.0
+
+
+def split_search_cost(engine) -> float:
+    """Planning cost of one threshold on an exact split chain: :func:`split_chain_cost` times
+    the leaf's kept trapezoid nodes in thousands (1 for a pmf-table leaf); 0 for engines that
+    are not splits."""
+    if not isinstance(engine, SplitEngine):
+        return 0.0
+    leaf = engine
+    while isinstance(leaf, SplitEngine):
+        leaf = leaf.v_engine
+    nodes = direct_kept_estimate(leaf.groups) / 1000 if isinstance(leaf, TailEngine) else 1.0
+    return split_chain_cost(engine) * max(1.0, nodes)
+
+
+def _build_split(split, budget: float):
     A, B, dA, dB = split
     u_groups = tuple(LatticeGroup(g.sigma2, g.b // dA, g.mult) for g in A)
     v_groups = tuple(LatticeGroup(g.sigma2, g.b // dB, g.mult) for g in B)
     v_u = sum(Fraction(g.mult * g.b * g.b) * g.sigma2 for g in u_groups)
     v_engine = _split_part(v_groups) if find_split(v_groups) is None else None
     u_engine = _split_part(u_groups) or TailEngine(u_groups)
-    return SplitEngine(u_engine, v_engine or make_engine(v_groups, budget), dA, dB, v_u)
+    return SplitEngine(u_engine, v_engine or make_engine(v_groups, budget, coarse_ok=False), dA, dB, v_u)
 
 
 def _split_part(groups):
@@ -322,6 +408,7 @@ class Composition:
         self._engine = make_engine(
             tuple(LatticeGroup(m.sigma2, b, c) for (m, c), b in zip(self.groups, self.lattice.weights))
         )
+        self._coarse = None  # β's engine on costly split chains, built on first use
 
     # ------------------------------------------------------------------ structure
     @property
@@ -365,20 +452,20 @@ class Composition:
         return f"Composition({len(self.groups)} distinct, {self.size} mechanisms, rho={self.rho})"
 
     # ------------------------------------------------------------------ tails
-    def _engine_tails(self, ks, targets) -> list[Certified]:
+    def _engine_tails(self, ks, targets, engine=None) -> list[Certified]:
         """Engine call with a per-call fallback: when the exact sieve is too wide for these
         thresholds, this call (only) is answered by the certified coarse sandwich of
         :mod:`accountant.coarse`, coarsening further if needed.  The composition's own engine is
         never replaced, so no call changes the results of later calls."""
         targets = [max(_mpf(t), _ENGINE_TARGET_MIN) for t in targets]
         try:
-            return self._engine.tails(ks, targets)
+            return (engine or self._engine).tails(ks, targets)
         except SieveTooWide:
             pass
         groups = self._lattice_groups()
-        for factor in (1, 16, 256):
+        for factor in (1, 8, 64):
             try:
-                return CoarseEngine.build(groups, make_engine, factor=factor).tails(ks, targets)
+                return coarse_engine(groups, COARSE_KEPT / factor).tails(ks, targets)
             except SieveTooWide:
                 continue
         raise SieveTooWide("no engine (exact or coarse) can integrate this composition")
@@ -401,6 +488,10 @@ class Composition:
         [0, bound] (or [1 − bound, 1] for k ≤ 0) without integration, and absolute targets stop
         at :data:`ABS_TARGET_FLOOR`; such results miss a relative target and say so.
         """
+        return self._tails(ks, tol, rtol, None)
+
+    def _tails(self, ks: Iterable[int], tol: float, rtol: float, engine) -> list[Certified]:
+        """:meth:`tails` on ``engine`` (default: the composition's own)."""
         ks = list(ks)
         for k in ks:
             if isinstance(k, bool) or not isinstance(k, int):
@@ -425,13 +516,13 @@ class Composition:
                 k = ks[i]
                 lp = log_tail_estimate(self._engine.var, k) if k >= 1 else 0.0
                 targets.append(max(scale * min(tol, mpmath.exp(math.log(rtol) + lp)), ABS_TARGET_FLOOR))
-            res = self._engine_tails([ks[i] for i in todo], targets)
+            res = self._engine_tails([ks[i] for i in todo], targets, engine)
             still = []
             for i, c in zip(todo, res):
                 out[i] = c
                 if c.error > min(mpmath.mpf(tol), rtol * c.value):
                     still.append(i)
-            if not still or not getattr(self._engine, "improvable", True):
+            if not still or not getattr(engine or self._engine, "improvable", True):
                 break
             todo = still
             scale *= 1e-6
@@ -484,6 +575,18 @@ class Composition:
         deltas, tails = self._delta_curve(eps_values, tol, rtol, all_k, [tradeoff_tol] * len(all_k))
         tails = [c.with_target(tradeoff_tol) for c in tails]
         return deltas, self._tradeoff_from(zeta, ks, dict(zip(all_k, tails)))
+
+    def _tradeoff_search_engine(self):
+        """The engine for β when the exact split chain is too costly: the direct trapezoid when
+        its window-sieve estimate is at most :data:`DIRECT_KEPT_MAX` (exact), else the coarse
+        sandwich (flagged).  Built once per composition."""
+        if self._coarse is None:
+            groups = self._lattice_groups()
+            if direct_kept_estimate(groups, TRADEOFF_DIRECT_LOG_THRESHOLD) <= DIRECT_KEPT_MAX:
+                self._coarse = TailEngine(groups)
+            else:
+                self._coarse = coarse_engine(groups)
+        return self._coarse
 
     def _direct_tradeoff_engine(self):
         """A direct trapezoid engine for the trade-off thresholds of a composition whose engine
@@ -584,6 +687,11 @@ class Composition:
             raise ValueError(f"delta: must be in (0, 1), got {delta!r}")
         if not (isinstance(tol, (int, float)) and tol > 0 and math.isfinite(tol)):
             raise ValueError(f"epsilon: tol must be a finite number > 0, got {tol!r}")
+        # the search's own arithmetic runs at a precision set here (not the caller's global one)
+        with mpmath.workdps(max(30, int(-math.log10(tol)) + 15)):
+            return self._epsilon(target, delta, tol, delta_tol)
+
+    def _epsilon(self, target: Fraction, delta, tol: float, delta_tol: float) -> EpsilonResult:
         tgt_lo, tgt_hi = _frac_bounds(target)  # tgt_lo ≤ δ_target ≤ tgt_hi
 
         def dlt(e):
@@ -740,12 +848,17 @@ class Composition:
         if a == 1:
             return Certified(0, 0).with_target(tol, rtol)
         sd = math.sqrt(self._engine.var)
+        engine = self._engine
+        if split_search_cost(engine) > TRADEOFF_SPLIT_MAX_COST:  # β's search would take minutes
+            engine = self._tradeoff_search_engine()
+        improvable = getattr(engine, "improvable", True)
         res = None
         for scale in (1.0, 1e-6, 1e-12):
             res, _ = tradeoff_at(a, self.lattice.two_c, sd,
-                                 lambda ms, s=scale: self.tails(ms, tol=tol * s / 4, rtol=rtol * s / 4))
+                                 lambda ms, s=scale: self._tails(ms, tol * s / 4, rtol * s / 4, engine),
+                                 points=16 if improvable else COARSE_SEARCH_POINTS)
             res = res.with_target(tol, rtol)
-            if res.tolerance_met or not getattr(self._engine, "improvable", True):
+            if res.tolerance_met or not improvable:
                 break
         return res
 

@@ -58,7 +58,8 @@ def normal_quantile_guess(alpha: Fraction) -> float:
 
 
 def tradeoff_at(alpha: Fraction, two_c: int, sd: float,
-                small_tail: Callable[[list[int]], list[Certified]]) -> tuple[Certified, bool]:
+                small_tail: Callable[[list[int]], list[Certified]],
+                points: int = 16) -> tuple[Certified, bool]:
     """Certified β(α) for 0 < α < 1 (see the module docstring).
 
     Args:
@@ -66,6 +67,8 @@ def tradeoff_at(alpha: Fraction, two_c: int, sd: float,
         two_c: 2C of the lattice (β_j = T_{2C+1−j}).
         sd: standard deviation of Y (planning of the search only).
         small_tail: certified P[Y ≥ m] for a list of thresholds m ≥ 1 (relative precision).
+        points: thresholds per engine call of the bracket search (engines whose cost is per
+            call rather than per threshold, like the coarse sandwich, search faster with more).
 
     Returns ``(β, bracketed)``: ``bracketed`` is False when the certified bracket was not
     adjacent (the wider monotone bound was used).
@@ -108,14 +111,16 @@ def tradeoff_at(alpha: Fraction, two_c: int, sd: float,
 
     centre = int(round(normal_quantile_guess(alpha) * sd))
     step = max(1, int(sd // 8))
+    half_n = max(2, points // 2)
+    step = max(1, int(sd * 2 // points))
     for _ in range(_MAX_DOUBLINGS):
-        pts = [centre + i * step for i in range(-8, 9)]
+        pts = [centre + i * step for i in range(-half_n, half_n + 1)]
         fetch(pts)
         ords = [order(j) for j in pts]
         if ords[0] != 1:
-            centre, step = pts[0] - 4 * step, 2 * step
+            centre, step = pts[0] - half_n // 2 * step, 2 * step
         elif ords[-1] != -1:
-            centre, step = pts[-1] + 4 * step, 2 * step
+            centre, step = pts[-1] + half_n // 2 * step, 2 * step
         else:
             break
     else:
@@ -123,17 +128,18 @@ def tradeoff_at(alpha: Fraction, two_c: int, sd: float,
     a = max(j for j, o in zip(pts, ords) if o == 1)
     b = min(j for j, o in zip(pts, ords) if o == -1 and j > a)
     while b - a > 1:
-        if b - a <= 16:
+        n = 2 * half_n
+        if b - a <= n:
             fetch(range(a, b + 1))
             pts = list(range(a, b + 1))
         else:
-            h = (b - a) / 16
-            pts = sorted({a + int(i * h) for i in range(17)} | {b})
+            h = (b - a) / n
+            pts = sorted({a + int(i * h) for i in range(n + 1)} | {b})
             fetch(pts)
         ords = [order(j) for j in pts]
         a2 = max(j for j, o in zip(pts, ords) if o == 1)
         b2 = min(j for j, o in zip(pts, ords) if o == -1 and j > a2)
-        if b - a <= 16:
+        if b - a <= n or (a2, b2) == (a, b):  # done, or undecided inside (coarse tails)
             a, b = a2, b2
             break
         a, b = a2, b2

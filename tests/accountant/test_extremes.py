@@ -165,3 +165,71 @@ def test_cli_account_huge_eps_answers_fast(capsys):
     out = json.loads(capsys.readouterr().out)
     assert out["delta"][0]["tolerance_met"] is False
     assert F(out["delta"][0]["delta_upper"]) > 0
+
+
+def _limit(f, seconds, *a):
+    t = time.perf_counter()
+    r = f(*a)
+    assert time.perf_counter() - t < seconds, f"{f.__name__}{a}: {time.perf_counter() - t:.1f} s"
+    return r
+
+
+def test_unstructured_composition_is_coarsened_whole_fast_and_flagged():
+    """Item 10: four components with unrelated denominators (lattice scale 6.7e12) took > 120 s
+    per δ (a split whose inner part was coarsened and queried at hundreds of thresholds).  Now
+    the whole sum is coarsened to the kept-node budget: an answer in seconds, flagged."""
+    from accountant.coarse import CoarseEngine
+
+    c = Composition([D("13791/49"), D("8380/17", shift=2), D("12847/26", shift=2), D("11745/62", shift=3)])
+    assert isinstance(c._engine, CoarseEngine)
+    d = _limit(c.delta, 10, 1)
+    assert 0 < d.lower <= d.upper and not d.tolerance_met
+    assert d.error < 1e-2 * d.value  # informative (~3 digits), not only certified
+    d5 = _limit(c.delta, 10, 5)  # deep (~1e-83): still a relative enclosure
+    assert 0 < d5.lower <= d5.upper < d.lower and d5.error < 0.5 * d5.value
+
+
+def test_coarse_sandwich_forced_on_small_case_contains_oracle(monkeypatch):
+    """The whole-composition sandwich is sound: forced (3000 kept nodes) on compositions the
+    oracle can convolve exactly, its δ and β intervals overlap the oracle's enclosures."""
+    import accountant.composition as AC
+    from accountant.coarse import CoarseEngine
+
+    spec = [(F(2153, 52), 3, 1), (F(900, 98), 2, 1), (F(247, 53), 1, 1)]
+    c = comp(spec)
+    monkeypatch.setattr(c, "_engine", AC.coarse_engine(c._lattice_groups(), 3000))
+    assert isinstance(c._engine, CoarseEngine) and not c._engine.improvable
+    for eps in ("1/2", "2", "4"):
+        d = c.delta(eps)
+        assert not d.tolerance_met and overlaps(d, O.delta(spec, eps, mass_tol=1e-60)), eps
+    for alpha in (F(1, 10**6), F(1, 3), 1 - F(1, 10**6)):
+        b = c.tradeoff(alpha)
+        assert overlaps(b, O.beta(spec, alpha, mass_tol=1e-60)), alpha
+
+
+def test_beta_on_costly_split_chain_answers_within_limit():
+    """Item 10: a 6-component composition whose exact split chain costs ~3e7 leaf thresholds per
+    threshold took > 100 s per β; its β search now runs on the coarse sandwich (flagged), while
+    δ keeps the exact chain (tolerance met)."""
+    comps = [(F(4, 13), -3), (F(149, 48), -3), (F(149, 91), -3), (F(2153, 52), -3), (F(247, 53), 1),
+             (F(900, 98), 2)]
+    c = Composition([D(s2, shift=s) for s2, s in comps])
+    b = _limit(c.tradeoff, 20, F(1894, 4705))
+    assert 0 < b.lower <= b.upper < 1 and not b.tolerance_met and b.error < 0.05 * b.value
+    d = _limit(c.delta, 20, F(423, 56))
+    assert d.tolerance_met
+
+
+def test_epsilon_independent_of_global_mpmath_precision():
+    """Item 8: ``Composition.epsilon`` runs its search at its own precision."""
+    import mpmath
+
+    c = Composition([D(3)] * 5)
+    a = c.epsilon("1e-10")
+    old = mpmath.mp.prec
+    try:
+        mpmath.mp.prec = 12
+        b = c.epsilon("1e-10")
+    finally:
+        mpmath.mp.prec = old
+    assert a.value == b.value and a.lower == b.lower
