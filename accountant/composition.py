@@ -127,6 +127,11 @@ COARSE_SEARCH_POINTS = 16
 #: DHC [6, 10] and [6, 28], chain costs 5e4: 10–14 s → ~1–2 s, exact), else on the coarse
 #: sandwich (flagged): a 6-component chain of cost ~2e4 took > 100 s per β, 2.7 s so.
 TRADEOFF_SPLIT_MAX_COST = 10_000
+#: an exact split whose chain ends in a trapezoid leaf is not used when its search cost
+#: (:func:`split_search_cost`) exceeds this: every outer term re-integrates the leaf (3
+#: components, chain 560 × 95k leaf nodes: one δ > 150 s); the direct trapezoid or the
+#: sandwich is used instead.  Splits ending in pmf tables (every DHC pair's) are unaffected.
+SPLIT_TAIL_MAX_COST = 10_000
 
 
 _ENGINE_TARGET_MIN = mpmath.mpf(10) ** ENGINE_TARGET_MIN_LOG10
@@ -160,9 +165,13 @@ def make_engine(groups: tuple[LatticeGroup, ...], budget: float = SPLIT_CHAIN_MA
             split = None
         else:
             try:
-                return _build_split(split, budget / outer)
+                engine = _build_split(split, budget / outer)
             except _NeedsCoarse:
-                split = None
+                engine = None
+            if engine is not None and not (_leaf_is_trapezoid(engine)
+                                           and split_search_cost(engine) > SPLIT_TAIL_MAX_COST):
+                return engine
+            split = None
     planned = planned_nodes(groups)
     kept: list[int] = []
 
@@ -204,6 +213,12 @@ def split_chain_cost(engine) -> float:
     if isinstance(engine, SplitEngine):
         return (32 * math.sqrt(engine.u_engine.var) + 1) * split_chain_cost(engine.v_engine)
     return 1.0
+
+
+def _leaf_is_trapezoid(engine) -> bool:
+    while isinstance(engine, SplitEngine):
+        engine = engine.v_engine
+    return isinstance(engine, TailEngine)
 
 
 def split_search_cost(engine) -> float:

@@ -49,8 +49,10 @@ def check_interval(c):
         assert c.error <= max(c.tol, c.rtol * c.value) * (1 + 1e-9), c
 
 
-# no shrinking: a failing example is reported as drawn (shrinking slow calls takes minutes)
-@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow],
+# no shrinking: a failing example is reported as drawn (shrinking slow calls takes minutes);
+# derandomized: the same draws on every machine (the campaign is a regression guard; wider
+# random campaigns: `HYPOTHESIS_PROFILE` or the survey in the issue-12 note)
+@settings(max_examples=8, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow],
           phases=[Phase.explicit, Phase.reuse, Phase.generate])
 @given(comps=st.lists(component, min_size=1, max_size=6), eps=eps_st, alpha=alpha_st)
 def test_fuzz_small_compositions(comps, eps, alpha):
