@@ -12,6 +12,7 @@ $(STAMP): pyproject.toml
 	$(PY) -m pip install --quiet -e ".[test,distributed,bench]"
 	touch $(STAMP)
 
+# writes runs/dhc-persons/report/ (git-ignored); the committed reports/ change only with --publish
 demo: $(STAMP)
 	$(VENV)/bin/census-plb report --scenario dhc-persons
 

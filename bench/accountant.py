@@ -38,6 +38,7 @@ import mpmath
 import pandas as pd
 
 from accountant import Composition, DiscreteGaussian
+from optimizer.atomic import atomic_write_text
 
 from . import baseline as B
 
@@ -475,10 +476,10 @@ def write_outputs(res: dict, out: Path) -> dict[str, Path]:
     }
     df = pd.DataFrame(res["rows"]).reindex(columns=MAIN_COLUMNS)
     df["census_plb_runs_s"] = df["census_plb_runs_s"].map(lambda r: ";".join(f"{x:.6g}" for x in r))
-    df.to_csv(paths["csv"], index=False)
-    pd.DataFrame(res["baseline"]).to_csv(paths["baseline_csv"], index=False)
-    pd.DataFrame(res["theta"]).to_csv(paths["theta_csv"], index=False)
-    paths["json"].write_text(json.dumps(res, indent=2, default=str))
+    atomic_write_text(paths["csv"], df.to_csv(index=False))  # atomic, never through a symlink
+    atomic_write_text(paths["baseline_csv"], pd.DataFrame(res["baseline"]).to_csv(index=False))
+    atomic_write_text(paths["theta_csv"], pd.DataFrame(res["theta"]).to_csv(index=False))
+    atomic_write_text(paths["json"], json.dumps(res, indent=2, default=str))
     m = res["meta"]
     v = res["validation"]
     lines = [
@@ -522,7 +523,7 @@ def write_outputs(res: dict, out: Path) -> dict[str, Path]:
         f"{m['theta_capture']['bits']} bits). Only Arb returns a rigorous error ball; the mpmath variants carry none.",
         "",
     ]
-    paths["md"].write_text("\n".join(lines))
+    atomic_write_text(paths["md"], "\n".join(lines))
     return paths
 
 

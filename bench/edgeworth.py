@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import io
 import math
 from fractions import Fraction as F
 from pathlib import Path
@@ -21,6 +22,7 @@ from pathlib import Path
 import mpmath
 
 from accountant import Composition, DiscreteGaussian, gdp
+from optimizer.atomic import atomic_write_text
 
 
 def family(kind: str, m: int) -> Composition:
@@ -75,14 +77,11 @@ def main(argv=None) -> int:
     sl = slopes(rows)
     for k, v in sl.items():
         print(f"log-log slope {k}: {v:.2f}")
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    tmp = out / "edgeworth.csv.tmp"
-    with tmp.open("w", newline="") as fh:
-        w = csv.DictWriter(fh, fieldnames=list(rows[0]))
-        w.writeheader()
-        w.writerows(rows)
-    tmp.replace(out / "edgeworth.csv")
+    buf = io.StringIO()
+    w = csv.DictWriter(buf, fieldnames=list(rows[0]))
+    w.writeheader()
+    w.writerows(rows)
+    atomic_write_text(Path(args.out) / "edgeworth.csv", buf.getvalue())  # atomic, never through a symlink
     return 0
 
 

@@ -8,19 +8,39 @@ Prints a table and writes reports/benchmarks/optimizer.csv.  Rows:
   composition built anew each time as for a fresh candidate — the ≤ 50 ms target;
 * ``calibration``: stage-1 root finding for one shape (``evals`` δ evaluations, ``s/eval``);
 * ``optuna``: seconds per trial (each trial = one calibrated candidate), its δ evaluations,
-  seconds per evaluation, trials per minute and the weighted-variance drop reached.
+  seconds per evaluation, trials per minute and the weighted-variance drop reached;
+* ``allocation load``: reading and validating a 10⁵-row allocation CSV (linear: ~3 s; it was
+  ~2 min before issue 13).
 """
 
 from __future__ import annotations
 
 import argparse
 import csv
+import io
 import statistics
+import tempfile
 import time
+from fractions import Fraction
 from pathlib import Path
 
 from optimizer import search as S
-from optimizer.allocation import load_builtin
+from optimizer.allocation import Allocation, load_builtin
+from optimizer.atomic import atomic_write_text
+
+
+def _time_allocation_load(n_rows: int = 100_000) -> float:
+    """Seconds to read and validate an ``n_rows``-row allocation CSV (one custom geolevel)."""
+    lines = ["geolevel,query,rho_exact"]
+    lines += [f"Block,q{i},{Fraction(1 + i % 97, 100000)}" for i in range(n_rows)]
+    with tempfile.TemporaryDirectory() as d:
+        path = Path(d) / "allocation.csv"
+        path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+        t0 = time.perf_counter()
+        alloc = Allocation.from_csv(path, run_type=None)
+        seconds = time.perf_counter() - t0
+    assert alloc.n_queries == n_rows
+    return seconds
 
 
 def _time_delta(alloc, target, repeat=5):
@@ -41,7 +61,7 @@ def main(argv=None) -> int:
     args = p.parse_args(argv)
     a = load_builtin("dhc-persons")
     target = S.target_from_allocation(a)
-    rows = []
+    rows = [{"case": "allocation load: 10^5-row CSV", "seconds": _time_allocation_load()}]
     c, uniform, _ = S.uniform_rescale(a, target)
     for label, w in (("equal", None), ("favour-block", {(g, q): (10 if g == "Block" else 1) for g, q, _ in a.items()})):
         z = S.zcdp_optimum(a, w)
@@ -63,13 +83,12 @@ def main(argv=None) -> int:
         print(f"{r['case']:45s} {r['seconds']:10.4f} {r.get('evals_per_trial', nan):6.1f} "
               f"{r.get('seconds_per_eval', r['seconds']):8.4f} {r.get('trials_per_minute', nan):10.2f} "
               f"{r.get('drop_percent', nan):10.4f}")
-    out = Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    with out.open("w", newline="") as fh:
-        wr = csv.DictWriter(fh, ["case", "seconds", "seconds_per_eval", "trials_per_minute", "evals_per_trial",
-                                 "drop_percent"])
-        wr.writeheader()
-        wr.writerows(rows)
+    buf = io.StringIO()
+    wr = csv.DictWriter(buf, ["case", "seconds", "seconds_per_eval", "trials_per_minute", "evals_per_trial",
+                              "drop_percent"])
+    wr.writeheader()
+    wr.writerows(rows)
+    atomic_write_text(args.out, buf.getvalue())  # atomic, never through a symlink
     return 0
 
 

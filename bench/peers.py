@@ -57,6 +57,7 @@ import numpy as np
 import pandas as pd
 
 from accountant import Composition, DiscreteGaussian
+from optimizer.atomic import atomic_write_text
 
 from .accountant import DEFAULT_OUT, fmt_s, format_table, main_pair, markdown_table
 
@@ -412,8 +413,8 @@ def write_outputs(res: dict, out: Path) -> dict[str, Path]:
     df = pd.DataFrame(res["rows"]).reindex(columns=COLUMNS)
     for c in ("value", "certified", "bracket_lo", "bracket_hi"):
         df[c] = df[c].map(lambda v: None if v is None else (f"{float(v):.17g}" if not isinstance(v, mpmath.mpf) else mpmath.nstr(v, 25)))
-    df.to_csv(paths["csv"], index=False)
-    paths["json"].write_text(json.dumps(res, indent=2, default=lambda o: mpmath.nstr(o, 25) if isinstance(o, mpmath.mpf) else str(o)))
+    atomic_write_text(paths["csv"], df.to_csv(index=False))  # atomic, never through a symlink
+    atomic_write_text(paths["json"], json.dumps(res, indent=2, default=lambda o: mpmath.nstr(o, 25) if isinstance(o, mpmath.mpf) else str(o)))
     lines = [
         "# Peers benchmark (`python -m bench.peers`, issue 6)",
         "",
@@ -435,7 +436,7 @@ def write_outputs(res: dict, out: Path) -> dict[str, Path]:
     for name in res["meta"]["compositions"]:
         sub = [r for r in res["rows"] if r["composition"] == name]
         lines += [f"## `{name}`", "", markdown_table(sub, SHOW, FMT), ""]
-    paths["md"].write_text("\n".join(lines))
+    atomic_write_text(paths["md"], "\n".join(lines))
     return paths
 
 

@@ -94,6 +94,8 @@ _CSV_COLUMNS = (
     "sigma_sq_exact",
     "sigma_sq",
 )
+_EXACT_DERIVED = ("rho_fraction_of_total", "geolevel_fraction_of_total", "query_fraction_within_geolevel",
+                  "sigma_sq_exact")
 # Decimal display columns are written with 10 significant digits; allow that rounding.
 _DECIMAL_RTOL = 1e-9
 _TOML_TOP_KEYS = {"name", "provenance", "run_type", "total_rho", "geolevel"}
@@ -196,7 +198,8 @@ class Allocation:
             if not isinstance(lv, GeolevelBudget):
                 raise TypeError(f"Allocation '{self.name}': levels must be GeolevelBudget, got {type(lv).__name__}")
         names = [lv.name for lv in levels]
-        dup = {n for n in names if names.count(n) > 1}
+        seen_names: set[str] = set()
+        dup = {n for n in names if n in seen_names or seen_names.add(n)}
         if dup:
             raise ValueError(f"Allocation '{self.name}': duplicate geolevel(s) {sorted(dup)}")
         if self.run_type is not None:
@@ -386,7 +389,9 @@ class Allocation:
             out += [f'{_tq(q)} = "{r}"' for q, r in lv.items()]
         text = "\n".join(out) + "\n"
         if path is not None:
-            Path(path).write_text(text, encoding="utf-8")
+            from .atomic import atomic_write_text
+
+            atomic_write_text(path, text)
         return text
 
     def to_csv(self, path: str | Path | None = None) -> str:
@@ -405,7 +410,9 @@ class Allocation:
                             f"{float(1 / r):.10g}"])
         text = buf.getvalue()
         if path is not None:
-            Path(path).write_text(text, encoding="utf-8")
+            from .atomic import atomic_write_text
+
+            atomic_write_text(path, text)
         return text
 
 
@@ -474,10 +481,41 @@ def _read(path_or_text: str | Path, kind: str) -> tuple[str, str, str]:
         path = Path(path_or_text)
         if not path.is_file():
             raise ValueError(f"Allocation.from_{kind}: no such file {str(path)!r}")
-        return path.read_text(encoding="utf-8-sig"), str(path), path.stem
+        return _decode(path.read_bytes(), str(path)), str(path), path.stem
     if isinstance(path_or_text, str):
         return path_or_text, f"<{kind} text>", "allocation"
     raise TypeError(f"Allocation.from_{kind}: expected a path or text, got {type(path_or_text).__name__}")
+
+
+def _decode(data: bytes, source: str) -> str:
+    """UTF-8 text of an allocation file (a BOM is dropped); a non-UTF-8 file is refused naming
+    the file, the line and the column of the first bad byte."""
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        column = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
+        raise AllocationError(source, line, None,
+                              f"not UTF-8 text (byte 0x{data[exc.start]:02x} at column {column}); an allocation "
+                              "file must be UTF-8 (CSV with columns geolevel,query,rho_exact, or TOML)") from None
+
+
+def _excerpt(text: str, n: int = 40) -> str:
+    """A short, escaped excerpt of arbitrary text for an error message (never the whole line)."""
+    cut = text[:n]
+    return ascii(cut)[1:-1].replace("<", "\\x3c").replace(">", "\\x3e") + ("…" if len(text) > n else "")
+
+
+def _check_rho_range(value: Fraction, raw: object, source: str, line: int | None, field: str) -> None:
+    """A measured query's ρ must give σ² = 1/ρ inside the accountant's supported range."""
+    from accountant.composition import SIGMA2_MAX, SIGMA2_MIN
+
+    lo, hi = 1 / SIGMA2_MAX, 1 / SIGMA2_MIN
+    if not lo <= value <= hi:
+        shown = raw if isinstance(raw, str) and len(raw) <= 40 else _excerpt(str(raw))
+        raise AllocationError(source, line, field,
+                              f"rho {shown} is outside the supported range [{lo}, {hi}] (the accountant "
+                              f"handles sigma^2 = 1/rho in [{SIGMA2_MIN}, {SIGMA2_MAX}])")
 
 
 def _parse_rho(raw: object, source: str, line: int | None, field: str) -> Fraction:
@@ -537,6 +575,7 @@ def _build(records: Iterable[_Record], source: str, *, name: str, provenance: st
         if not isinstance(query, str) or not query:
             raise AllocationError(source, rec.line, "query", f"empty or invalid query name {rec.query!r}")
         value = _parse_rho(rec.raw, source, rec.line, rec.field)
+        _check_rho_range(value, rec.raw, source, rec.line, rec.field)
         key = (geo, query)
         if key in seen:
             prev = f" (first at line {seen[key]})" if seen[key] is not None else ""
@@ -568,7 +607,11 @@ def _parse_csv(text: str, source: str, *, name: str, provenance: str, run_type: 
     header = reader.fieldnames or []
     missing = [c for c in _CSV_REQUIRED if c not in header]
     if missing:
-        raise AllocationError(source, 1, missing[0], f"missing required column(s) {missing}; header is {header}")
+        first = text.lstrip("\ufeff").split("\n", 1)[0].rstrip("\r")
+        raise AllocationError(source, 1, missing[0],
+                              f"not an allocation CSV: missing required column(s) {', '.join(missing)} (the header "
+                              f"must include {','.join(_CSV_REQUIRED)}); the first line starts "
+                              f"'{_excerpt(first)}'")
     dupcols = {c for c in header if header.count(c) > 1}
     if dupcols:
         raise AllocationError(source, 1, sorted(dupcols)[0], "duplicate column name in header")
@@ -593,21 +636,25 @@ def _parse_csv(text: str, source: str, *, name: str, provenance: str, run_type: 
 
 def _check_declared_columns(alloc: Allocation, rows: list[tuple[int, dict[str, str]]], source: str) -> None:
     """Check the optional derived columns of the Census-data CSV against ``rho_exact``."""
+    if not rows or not any(c in rows[0][1] for c in (*_EXACT_DERIVED, "rho", "sigma_sq")):
+        return  # only the required columns: nothing derived to check
     total = alloc.total_rho
     gtot = alloc.geolevel_totals()
+    lookup = {(g, q): r for g, q, r in alloc.items()}  # one dict, not a per-row search (linear load)
     for line, row in rows:
         g, q = row["geolevel"].strip(), row["query"].strip()
-        rho = alloc.rho_of(g, q)
+        rho = lookup[(g, q)]
         exact = {
-            "rho_fraction_of_total": rho / total,
-            "geolevel_fraction_of_total": gtot[g] / total,
-            "query_fraction_within_geolevel": rho / gtot[g],
-            "sigma_sq_exact": 1 / rho,
+            "rho_fraction_of_total": lambda: rho / total,
+            "geolevel_fraction_of_total": lambda: gtot[g] / total,
+            "query_fraction_within_geolevel": lambda: rho / gtot[g],
+            "sigma_sq_exact": lambda: 1 / rho,
         }
-        for col, want in exact.items():
+        for col, want_of in exact.items():
             text = (row.get(col) or "").strip()
             if not text:
                 continue
+            want = want_of()
             try:
                 got = Fraction(text)
             except (ValueError, ZeroDivisionError):
@@ -677,6 +724,7 @@ def _parse_toml(text: str, source: str, stem: str, run_type: str | None) -> Allo
         raise AllocationError(source, None, "geolevel", "expected at least one [[geolevel]] table")
     records: list[_Record] = []
     level_totals: list[tuple[int, str, object]] = []
+    first_table: dict[str, int] = {}
     for i, lv in enumerate(levels):
         where = loc.line(i)
         if not isinstance(lv, dict):
@@ -689,6 +737,12 @@ def _parse_toml(text: str, source: str, stem: str, run_type: str | None) -> Allo
         if not isinstance(gname, str) or not gname.strip():
             raise AllocationError(source, loc.line(i, "name") or where, f"geolevel[{i}].name",
                                   f"must be a non-empty string, got {gname!r}")
+        if gname.strip() in first_table:  # two tables of one geolevel would be merged silently
+            j = first_table[gname.strip()]
+            raise AllocationError(source, where, f"geolevel[{i}].name",
+                                  f"duplicate [[geolevel]] {gname.strip()!r} (first defined by the table at line "
+                                  f"{loc.line(j)}, geolevel[{j}]); give each geolevel one table")
+        first_table[gname.strip()] = i
         queries = lv.get("queries")
         if not isinstance(queries, dict) or not queries:
             raise AllocationError(source, loc.line(i, "queries") or where, f"geolevel[{i}].queries",

@@ -50,9 +50,19 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _pop_debug(argv: list[str]) -> tuple[list[str], bool]:
+    """Take ``--debug`` out of ``argv`` wherever it is (before or after the sub-command, also for
+    nested actions such as ``scenario list --debug``); arguments after ``--`` are left alone."""
+    end = argv.index("--") if "--" in argv else len(argv)
+    debug = "--debug" in argv[:end]
+    return [a for a in argv[:end] if a != "--debug"] + argv[end:], debug
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
+    argv, debug = _pop_debug(list(sys.argv[1:] if argv is None else argv))
     args = parser.parse_args(argv)
+    args.debug = debug
     if not getattr(args, "_run", None):
         parser.print_help()
         return 2

@@ -27,7 +27,7 @@ import mpmath
 from .allocation import Allocation
 from .search import Target, _composition, mpf_to_fraction
 
-__all__ = ["Confirmation", "confirm", "pair_delta_job", "paths_of"]
+__all__ = ["Confirmation", "confirm", "fresh_pairs", "pair_delta_job", "paths_of"]
 
 #: Certified tolerances of the pair jobs (the worst pairs differ by ~1e-6 relative).
 TOL, RTOL = 1e-35, 1e-20
@@ -41,6 +41,7 @@ RECAL_MARGIN = 1e-9
 class _Bound:
     lower: Any
     upper: Any
+    tolerance_met: bool = True
 
 
 @dataclass
@@ -56,6 +57,7 @@ class Confirmation:
     recalibration: Fraction         # product of the recalibration factors (1 = none)
     seconds: float
     deltas: dict = field(default_factory=dict)
+    verified_pairs: list = field(default_factory=list)  # pairs recomputed from scratch (no cache)
 
 
 def paths_of(alloc: Allocation):
@@ -72,18 +74,37 @@ def pair_delta_job(spec: dict) -> dict:
     rhos = list(spec["rho_i"]) + list(spec["rho_j"])
     d = _composition([Fraction(r) for r in rhos], multiplicity=1).delta(spec["eps"], tol=spec["tol"],
                                                                           rtol=spec["rtol"])
-    return {"lower": mpf_to_fraction(d.lower), "upper": mpf_to_fraction(d.upper)}
+    return {"lower": mpf_to_fraction(d.lower), "upper": mpf_to_fraction(d.upper),
+            "tolerance_met": bool(d.tolerance_met)}
 
 
-def _default_runner(cache_dir, workers, progress):
+#: result format of :func:`pair_delta_job` (2: with "tolerance_met"); cached results of another
+#: format are recomputed by :func:`optimizer.runner.run_jobs`, never defaulted
+pair_delta_job.result_format = 2
+
+
+def _pair_specs(alloc: Allocation, target: Target, pair_list) -> list[dict]:
+    paths = {p.index: p for p in paths_of(alloc)}
+    return [{"pair": [i, j], "rho_i": list(paths[i].rho), "rho_j": list(paths[j].rho),
+             "eps": target.epsilon, "tol": TOL, "rtol": RTOL} for i, j in pair_list]
+
+
+def _bound(r: dict) -> _Bound:
+    return _Bound(r["lower"], r["upper"], bool(r["tolerance_met"]))
+
+
+def fresh_pairs(alloc: Allocation, target: Target, pair_list) -> dict:
+    """Certified δ(target ε) of the given pairs computed here and now, without any cache."""
+    return {tuple(p): _bound(pair_delta_job(spec)) for p, spec in zip(pair_list, _pair_specs(alloc, target, pair_list))}
+
+
+def _default_runner(cache_dir, workers, progress, label=None):
     def run(alloc: Allocation, target: Target, pair_list):
         from .runner import run_jobs
 
-        paths = {p.index: p for p in paths_of(alloc)}
-        specs = [{"pair": [i, j], "rho_i": list(paths[i].rho), "rho_j": list(paths[j].rho),
-                  "eps": target.epsilon, "tol": TOL, "rtol": RTOL} for i, j in pair_list]
-        results = run_jobs(pair_delta_job, specs, cache_dir, workers=workers, progress=progress)
-        return {tuple(p): _Bound(r["lower"], r["upper"]) for p, r in zip(pair_list, results)}
+        specs = _pair_specs(alloc, target, pair_list)
+        results = run_jobs(pair_delta_job, specs, cache_dir, workers=workers, progress=progress, label=label)
+        return {tuple(p): _bound(r) for p, r in zip(pair_list, results)}
 
     return run
 
@@ -91,6 +112,35 @@ def _default_runner(cache_dir, workers, progress):
 def _upper_fraction(v) -> Fraction:
     u = v.upper
     return u if isinstance(u, Fraction) else mpf_to_fraction(u)
+
+
+def _lower_fraction(v) -> Fraction:
+    u = v.lower
+    return u if isinstance(u, Fraction) else mpf_to_fraction(u)
+
+
+def _verify_worst(current, target, pair_list, deltas, verify, verified: set) -> None:
+    """Recompute from scratch (``verify``) every pair that may be the worst — whose upper bound
+    reaches the worst pair's lower bound — until the arg-max pairs are all fresh; fresh values
+    replace the runner's (cached) ones in ``deltas``, with a warning when they disagree."""
+    import warnings
+
+    while True:
+        worst = max(pair_list, key=lambda p: (_upper_fraction(deltas[p]), p))
+        floor = min(_lower_fraction(deltas[worst]), _upper_fraction(deltas[worst]))
+        todo = [p for p in pair_list if p not in verified and _upper_fraction(deltas[p]) >= floor]
+        if not todo:
+            return
+        fresh = verify(current, target, todo)
+        for p in todo:
+            old, new = deltas[p], fresh[p]
+            if _upper_fraction(old) < _lower_fraction(new) or _upper_fraction(new) < _lower_fraction(old):
+                warnings.warn(f"confirm: the stored δ of pair {list(p)} ([{float(_lower_fraction(old)):.6g}, "
+                              f"{float(_upper_fraction(old)):.6g}]) disagrees with a fresh computation "
+                              f"([{float(_lower_fraction(new)):.6g}, {float(_upper_fraction(new)):.6g}]); "
+                              "using the fresh value", stacklevel=3)
+            deltas[p] = new
+            verified.add(p)
 
 
 def confirm(
@@ -103,6 +153,8 @@ def confirm(
     workers: int = 2,
     max_rounds: int = 3,
     progress: bool = True,
+    verify_runner: Callable | None = None,
+    label: str | None = None,
 ) -> Confirmation:
     """Check certified δ(target ε) ≤ target δ on all pairs (or the given subset).
 
@@ -113,6 +165,10 @@ def confirm(
             default: cached :func:`optimizer.runner.run_jobs` with ``workers`` processes.
         pairs: subset of pairs ``(i, j)`` (default: all i ≤ j).
         max_rounds: confirmation rounds (each recalibration adds one).
+        verify_runner: like ``pairs_runner``, used to recompute the worst pair(s) from scratch
+            before a round passes, so no stored (cached) number alone decides the outcome;
+            default :func:`fresh_pairs` (in this process, no cache).
+        label: what is being confirmed, for the progress lines ("the uniform rescale").
 
     Returns:
         :class:`Confirmation`; ``passed`` is true only if every checked pair is within the
@@ -121,7 +177,8 @@ def confirm(
     from .pairs import pairs as all_pairs
 
     t0 = time.perf_counter()
-    runner = pairs_runner or _default_runner(cache_dir, workers, progress)
+    runner = pairs_runner or _default_runner(cache_dir, workers, progress,
+                                             f"confirming {label or alloc.name}: pair")
     if pairs is None:
         pair_list = [(a.index, b.index) for a, b in all_pairs(paths_of(alloc))]
     else:
@@ -132,12 +189,17 @@ def confirm(
     rounds = 0
     while True:
         rounds += 1
-        deltas = runner(current, target, pair_list)
+        deltas = dict(runner(current, target, pair_list))
         worst = max(pair_list, key=lambda p: (_upper_fraction(deltas[p]), p))
         w_up = _upper_fraction(deltas[worst])
         if w_up <= target_delta:
+            verified: set = set()
+            _verify_worst(current, target, pair_list, deltas, verify_runner or fresh_pairs, verified)
+            worst = max(pair_list, key=lambda p: (_upper_fraction(deltas[p]), p))
+            w_up = _upper_fraction(deltas[worst])
+        if w_up <= target_delta:
             return Confirmation(True, current, worst, deltas[worst], len(pair_list), rounds, factor,
-                                time.perf_counter() - t0, deltas)
+                                time.perf_counter() - t0, deltas, sorted(verified))
         if rounds >= max_rounds:
             return Confirmation(False, current, worst, deltas[worst], len(pair_list), rounds, factor,
                                 time.perf_counter() - t0, deltas)

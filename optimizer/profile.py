@@ -450,7 +450,8 @@ def release_profile(
     # the slowest, so submit them first; results are keyed by pair, so order is irrelevant.
     specs = sorted(specs, key=lambda sp: (len(sp.rho_i) + len(sp.rho_j), sp.pair))
     t0 = time.perf_counter()
-    raw = run_jobs(pair_job, specs, cache_dir, workers=workers, scheduler=scheduler, progress=progress)
+    raw = run_jobs(pair_job, specs, cache_dir, workers=workers, scheduler=scheduler, progress=progress,
+                   label=f"accounting {name} ({len(eps)} ε{', trade-off curves' if tradeoff else ''}): pair")
     seconds = time.perf_counter() - t0
     results = {tuple(r["pair"]): r for r in raw}
 

@@ -1,7 +1,9 @@
 """Human-readable reports of one scenario: what was promised, what is really guaranteed, how much
 noise can go, where — with figures, tables and a provenance block.
 
-:func:`build_report` writes, into ``reports/<scenario>/`` (or any ``out_dir``):
+:func:`build_report` writes, into ``runs/<scenario>/report/`` (or any ``out_dir``; the committed
+``reports/<scenario>/`` only when asked, ``census-plb report --publish``), each file atomically and
+never through a symbolic link:
 
 * ``report.html`` — self-contained (CSS inline, figures embedded as base64 PNG), for a
   non-specialist reader;
@@ -39,11 +41,15 @@ from typing import Any, Callable, Iterable, Sequence
 
 import mpmath
 
+from optimizer.atomic import atomic_write_bytes, atomic_write_text, check_writable
+
 __all__ = [
     "Accounting",
     "build_report",
     "compare_scenarios",
     "compute_accounting",
+    "default_comparison_dir",
+    "default_report_dir",
     "write_comparison",
 ]
 
@@ -55,6 +61,31 @@ N_CURVE = 46
 N_TRADEOFF = 201
 _ROOT = Path(__file__).resolve().parent.parent
 Progress = Callable[[str], None]
+#: where runs write by default (git-ignored) and where the committed reports live (only on purpose)
+RUNS_ROOT, PUBLISHED_ROOT = Path("runs"), Path("reports")
+
+
+def default_report_dir(scenario_name: str, publish: bool = False) -> Path:
+    """Report folder of a scenario: ``runs/<name>/report`` (git-ignored) unless ``publish``, then the
+    committed ``reports/<name>`` (relative to the working directory)."""
+    return PUBLISHED_ROOT / scenario_name if publish else RUNS_ROOT / scenario_name / "report"
+
+
+#: every file :func:`build_report` may write (checked for symlinks before any work)
+_REPORT_FILES = ("report.html", "report.md", "fig_eps_delta.png", "fig_tradeoff.png", "fig_geolevel_drop.png",
+                 "fig_query_drop.png", "fig_pairs_heatmap.png", "summary.csv", "per_query.csv", "per_geolevel.csv",
+                 "curves.csv", "tradeoff.csv")
+
+
+def check_report_outputs(out_dir: str | Path) -> None:
+    """Refuse (one line naming the path) a report folder where an output file is a symlink."""
+    for name in _REPORT_FILES:
+        check_writable(Path(out_dir) / name)
+
+
+def default_comparison_dir(publish: bool = False) -> Path:
+    """Folder of ``scenario_comparison.{csv,md}``: ``runs/`` unless ``publish`` (then ``reports/``)."""
+    return PUBLISHED_ROOT if publish else RUNS_ROOT
 
 
 def _quiet(_msg: str) -> None:
@@ -327,7 +358,14 @@ def read_run(run_dir: str | Path | None) -> RunInputs:
     run = RunInputs(d)
     opt = d / "optimize.json"
     if opt.is_file():
-        run.optimize = json.loads(opt.read_text(encoding="utf-8"))
+        try:
+            run.optimize = json.loads(opt.read_text(encoding="utf-8"))
+        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+            raise ValueError(f"{opt}: not a complete optimizer output ({type(exc).__name__}: {exc}); "
+                             "the run was interrupted or the file damaged: rerun census-plb optimize "
+                             "(or report --force)") from None
+        if not isinstance(run.optimize, dict):
+            raise ValueError(f"{opt}: expected a JSON object, got {type(run.optimize).__name__}")
         run.hashes["optimize.json"] = _sha256(opt)
     for name, attr in (("per_query.csv", "per_query"), ("curves.csv", "curves"), ("tradeoff.csv", "tradeoff")):
         p = d / name
@@ -693,8 +731,8 @@ def _summary(acc: Accounting, run: RunInputs) -> dict[str, Any]:
         "uniform_variance_drop_percent": _opt_pct(o.get("uniform_variance_drop_percent")),
         "zcdp_optimum_variance_drop_percent": _opt_pct(o.get("zcdp_optimum_variance_drop_percent")),
         "optimized_variance_drop_percent": _opt_pct(o.get("optimized_variance_drop_percent")),
-        "confirmed": "" if "confirmed" not in o else ("yes" if o.get("confirmed") else "no"),
-        "uniform_confirmed": "" if "uniform_confirmed" not in o else ("yes" if o.get("uniform_confirmed") else "no"),
+        "confirmed": _confirmed(o, "confirmed"),
+        "uniform_confirmed": _confirmed(o, "uniform_confirmed"),
         "worst_pair": "" if o.get("worst_pair") is None else _pair_str(o.get("worst_pair")),
         # the optimizer's worst-pair δ is an upper bound: rounded up
         "worst_pair_delta": "" if o.get("worst_pair_delta") is None else fmt_bound(o.get("worst_pair_delta"), 20, "up"),
@@ -702,6 +740,15 @@ def _summary(acc: Accounting, run: RunInputs) -> dict[str, Any]:
         "tolerance_met": "no" if missed else "yes",
         "tolerance_not_met": "; ".join(missed),
     }
+
+
+def _confirmed(o: dict, key: str) -> str:
+    """"yes" / "no" (checked and failed) / "not checked" (``--no-confirm``) / "" (no run)."""
+    if key not in o:
+        return ""
+    if o.get("confirm_skipped"):
+        return "not checked"
+    return "yes" if o.get(key) else "no"
 
 
 def _marked(text: str, flags: dict[str, bool], key: str) -> str:
@@ -718,6 +765,24 @@ def _pair_str(p) -> str:
     if isinstance(p, (list, tuple)):
         return "[" + ", ".join(str(x) for x in p) + "]"
     return str(p)
+
+
+def release_pair_count(allocation) -> int:
+    """Number of neighbouring pairs [M_i, M_j], i ≤ j, of the release's spine paths (the ones the
+    all-pairs confirmation checks): 946 for the 43 DHC paths, 528 for PL94's 32 patterns."""
+    from optimizer.confirm import paths_of
+
+    n = len(paths_of(allocation))
+    return n * (n + 1) // 2
+
+
+def _pairs_text(acc: Accounting, run: RunInputs) -> str:
+    """The "N pairs" of this release: the run's confirmed count, else computed from its spine paths."""
+    o = run.optimize or {}
+    n = o.get("n_pairs_confirmed")
+    if not isinstance(n, int) or n <= 0:
+        n = release_pair_count(acc.allocation)
+    return f"{n} pair" + ("" if n == 1 else "s")
 
 
 def _sections(acc: Accounting, run: RunInputs, s: dict, pq, pg) -> list[dict]:
@@ -793,19 +858,24 @@ def _sections(acc: Accounting, run: RunInputs, s: dict, pq, pg) -> list[dict]:
         ["uniform rescale, proxy pair (this report)", _pct(s["uniform_variance_drop_percent_proxy"]),
          _marked(f"σ² × {s['uniform_sigma2_multiplier']}; exact δ at promised ε then "
                  f"≤ {s['uniform_exact_delta_upper_at_claimed_epsilon']}", flags, "uniform-rescale δ at the promised ε")],
-        ["uniform rescale (optimizer, all pairs)", _pct(s["uniform_variance_drop_percent"] or None), ""],
+        ["uniform rescale (optimizer, all pairs)", _pct(s["uniform_variance_drop_percent"] or None),
+         "not checked over all pairs (--no-confirm)" if s.get("uniform_confirmed") == "not checked" else ""],
         ["zCDP-optimum shape (optimizer)", _pct(s["zcdp_optimum_variance_drop_percent"] or None), ""],
         ["optimized (optimizer)", _pct(s["optimized_variance_drop_percent"] or None), ""],
     ]
     if s["confirmed"]:
         conf = ("Confirmed: the optimized noise keeps the promise for every one of the neighbouring pairs "
-                f"(946 for DHC persons); worst pair {s['worst_pair'] or '—'} with δ = {s['worst_pair_delta'] or '—'}."
+                f"({_pairs_text(acc, run)}); worst pair {s['worst_pair'] or '—'} with δ = {s['worst_pair_delta'] or '—'}."
                 if s["confirmed"] == "yes" else
+                "Not checked: the optimizer ran without the all-pairs confirmation (--no-confirm), so the optimized "
+                "and uniform drops shown hold for the representative pair only; do not use the optimized allocation "
+                "before `census-plb optimize` confirms it on every pair."
+                if s["confirmed"] == "not checked" else
                 "NOT confirmed: the certified check over all neighbouring pairs failed; do not use the optimized "
                 f"allocation (worst pair {s['worst_pair'] or '—'}, δ = {s['worst_pair_delta'] or '—'}).")
     else:
         conf = ("No optimizer output was available, so this report is accounting-only: the variance drop shown is "
-                "the uniform rescale for the proxy pair, not confirmed over all 946 pairs.")
+                f"the uniform rescale for the proxy pair, not confirmed over all {_pairs_text(acc, run)}.")
     secs.append({
         "id": "noise", "title": "3. How much noise can go",
         "paras": [
@@ -899,9 +969,20 @@ def render_html(title: str, secs: list[dict], figs: dict[str, bytes]) -> str:
     return "\n".join(out)
 
 
+#: Markdown/HTML metacharacters escaped in report.md (names and text come from input files: a query
+#: named "<script>…" or "[x](javascript:…)" must read as text, as the HTML report shows it)
+_MD_ESCAPES = {"\\": "\\\\", "<": "\\<", ">": "\\>", "[": "\\[", "]": "\\]", "&": "\\&", "|": "\\|"}
+
+
+def _md(text) -> str:
+    """``text`` as literal Markdown text: one line, HTML and link syntax backslash-escaped."""
+    flat = str(text).replace("\r", " ").replace("\n", " ")
+    return "".join(_MD_ESCAPES.get(ch, ch) for ch in flat)
+
+
 def render_markdown(title: str, secs: list[dict], figs: dict[str, bytes]) -> str:
     def cell(c):
-        return str(c).replace("|", "\\|").replace("\n", " ")
+        return _md(c)
 
     def table(spec):
         head, rows = spec
@@ -909,16 +990,16 @@ def render_markdown(title: str, secs: list[dict], figs: dict[str, bytes]) -> str
         t += ["| " + " | ".join(cell(c) for c in r) + " |" for r in rows]
         return "\n".join(t)
 
-    out = [f"# {title}", ""]
+    out = [f"# {_md(title)}", ""]
     for s in secs:
-        out += [f"## {s['title']}", ""]
+        out += [f"## {_md(s['title'])}", ""]
         for p in s.get("paras", []):
-            out += [p, ""]
+            out += [_md(p), ""]
         if "table" in s:
             out += [table(s["table"]), ""]
         for name, cap in s.get("figures", []):
             if name in figs:
-                out += [f"![{cap}]({name})", ""]
+                out += [f"![{_md(cap)}]({name})", ""]
         if "table2" in s:
             out += ["Per query:", "", table(s["table2"]), ""]
     return "\n".join(out).rstrip("\n") + "\n"
@@ -931,7 +1012,7 @@ def _write_csv(path: Path, rows: list[dict], columns: Sequence[str] | None = Non
     w.writeheader()
     for r in rows:
         w.writerow({k: (v if isinstance(v, str) else fmt(v, 12)) for k, v in r.items()})
-    path.write_text(buf.getvalue(), encoding="utf-8", newline="")
+    atomic_write_text(path, buf.getvalue())
 
 
 def build_report(scenario, run_dir: str | Path | None = None, out_dir: str | Path | None = None, *,
@@ -942,7 +1023,7 @@ def build_report(scenario, run_dir: str | Path | None = None, out_dir: str | Pat
         scenario: the scenario.
         run_dir: optimizer output directory (default ``runs/<scenario>``); may be missing, then the
             report is accounting-only.
-        out_dir: the folder to write (default ``reports/<scenario>``).
+        out_dir: the folder to write (default :func:`default_report_dir`, ``runs/<scenario>/report``).
         accounting: precomputed :func:`compute_accounting` result (else computed).
         progress: callback for one-line progress messages.
 
@@ -953,8 +1034,15 @@ def build_report(scenario, run_dir: str | Path | None = None, out_dir: str | Pat
 
     sc = scenario if isinstance(scenario, Scenario) else load_scenario(scenario)
     run_dir = Path(run_dir) if run_dir is not None else Path("runs") / sc.name
-    out = Path(out_dir) if out_dir is not None else Path("reports") / sc.name
+    out = Path(out_dir) if out_dir is not None else default_report_dir(sc.name)
+    check_report_outputs(out)  # a pre-placed symlink is refused before computing or writing anything
     run = read_run(run_dir)
+    if run.optimize is not None:
+        from optimizer.provenance import StaleRunError, check_run_dir, stale_message
+
+        problems = check_run_dir(run_dir, run.optimize, sc)
+        if problems:  # never show results made for other inputs, by other code, or edited
+            raise StaleRunError(stale_message(run_dir, sc, problems))
     acc = accounting if accounting is not None else compute_accounting(sc, progress=progress)
     progress(f"[{sc.name}] writing report to {out}/"
              + (" (with optimizer output)" if run.optimize is not None else " (accounting-only)"))
@@ -967,13 +1055,13 @@ def build_report(scenario, run_dir: str | Path | None = None, out_dir: str | Pat
     out.mkdir(parents=True, exist_ok=True)
     written: dict[str, Path] = {}
     for name, data in sorted(figs.items()):
-        (out / name).write_bytes(data)
+        atomic_write_bytes(out / name, data)
         written[name] = out / name
     stale = out / "fig_pairs_heatmap.png"
     if "fig_pairs_heatmap.png" not in figs and stale.exists():
         stale.unlink()
-    (out / "report.html").write_text(render_html(title, secs, figs), encoding="utf-8", newline="")
-    (out / "report.md").write_text(render_markdown(title, secs, figs), encoding="utf-8", newline="")
+    atomic_write_text(out / "report.html", render_html(title, secs, figs))
+    atomic_write_text(out / "report.md", render_markdown(title, secs, figs))
     written["report.html"], written["report.md"] = out / "report.html", out / "report.md"
     _write_csv(out / "summary.csv", [{"key": k, "value": str(v)} for k, v in s.items()], ["key", "value"])
     _write_csv(out / "per_query.csv", pq)
@@ -1005,16 +1093,26 @@ def compare_scenarios(names: Iterable[str] | None = None, runs_root: str | Path 
         sc = load_scenario(name)
         acc = compute_accounting(sc, curves=False, progress=progress)
         run = read_run(Path(runs_root) / sc.name)
+        if run.optimize is not None:
+            from optimizer.provenance import check_run_dir, stale_message
+
+            problems = check_run_dir(run.directory, run.optimize, sc)
+            if problems:  # not for these inputs: left out, like a missing run
+                progress(f"ignoring it: {stale_message(run.directory, sc, problems)}")
+                run = RunInputs(run.directory)
         s = _summary(acc, run)
         rows.append({k: s.get(k, "") for k in COMPARISON_COLUMNS})
     return rows
 
 
-def write_comparison(rows: list[dict], out_dir: str | Path = "reports") -> tuple[Path, Path]:
-    """Write ``scenario_comparison.csv`` and ``.md`` into ``out_dir``."""
-    out = Path(out_dir)
+def write_comparison(rows: list[dict], out_dir: str | Path | None = None) -> tuple[Path, Path]:
+    """Write ``scenario_comparison.csv`` and ``.md`` into ``out_dir`` (default
+    :func:`default_comparison_dir`, ``runs/``), atomically, never through a symlink."""
+    out = Path(out_dir) if out_dir is not None else default_comparison_dir()
     out.mkdir(parents=True, exist_ok=True)
     csv_path, md_path = out / "scenario_comparison.csv", out / "scenario_comparison.md"
+    check_writable(csv_path)
+    check_writable(md_path)
     _write_csv(csv_path, rows, COMPARISON_COLUMNS)
     head = ["scenario", "total ρ", "conversion", "δ target", "claimed ε (zCDP)", "exact ε at δ (safe side)",
             "exact δ at claimed ε (certified upper bound)", "uniform drop (proxy pair)", "optimized drop", "confirmed"]
@@ -1030,5 +1128,5 @@ def write_comparison(rows: list[dict], out_dir: str | Path = "reports") -> tuple
             + (f" ({TOLERANCE_MARK})" if r.get("tolerance_met") == "no" else ""),
             _pct(r["uniform_variance_drop_percent_proxy"] or None, 2), _pct(r["optimized_variance_drop_percent"] or None, 2),
             r["confirmed"] or "—"]) + " |")
-    md_path.write_text("\n".join(lines) + "\n", encoding="utf-8", newline="")
+    atomic_write_text(md_path, "\n".join(lines) + "\n")
     return csv_path, md_path

@@ -56,7 +56,28 @@ from typing import Any, Callable, Iterable
 
 __all__ = ["JobError", "canonical_json", "check_dask_workers", "job_id", "run_jobs"]
 
-_FORMAT = 1  # cache file format version (stored in every file)
+_FORMAT = 2  # cache file format version (stored in every file; 2: code version, result format, checksum)
+
+
+def _job_code_version(fn: Callable) -> str:
+    """The code version a job's cached result is valid for: the accountant / optimizer sources
+    (:func:`optimizer.provenance.code_version`) plus the job function's own module file."""
+    from .provenance import file_code_version
+
+    return file_code_version(getattr(sys.modules.get(fn.__module__), "__file__", None))
+
+
+def _result_format(fn: Callable) -> int:
+    """A job function's result format (its ``result_format`` attribute; bump it when the
+    returned fields change, so older cached results are recomputed)."""
+    return int(getattr(fn, "result_format", 1))
+
+
+def _checksum(payload: dict) -> str:
+    """sha256 of a cache payload's canonical JSON (without its ``checksum`` field)."""
+    body = {k: v for k, v in payload.items() if k != "checksum"}
+    return hashlib.sha256(json.dumps(body, sort_keys=True, separators=(",", ":"),
+                                     ensure_ascii=False).encode("utf-8")).hexdigest()
 
 
 class JobError(RuntimeError):
@@ -192,18 +213,28 @@ def _decode_object(obj: dict) -> Any:
     return obj
 
 
-def _read_cached(path: Path, jid: str, fn_name: str) -> tuple[bool, Any]:
+def _read_cached(path: Path, jid: str, fn_name: str, code: str = "", rformat: int = 1) -> tuple[str, Any]:
+    """``("hit", result)`` or ``(why not, None)``: "missing", "unreadable", "stale" (other format,
+    code version or result format: recomputed) or "edited" (checksum mismatch: recomputed)."""
     if not path.is_file():
-        return False, None
+        return "missing", None
     try:
-        payload = json.loads(path.read_text(encoding="utf-8"), object_hook=_decode_object)
-        if payload.get("job_id") != jid or payload.get("fn") != fn_name or "result" not in payload:
+        payload = json.loads(path.read_text(encoding="utf-8"))
+        if not isinstance(payload, dict) or payload.get("job_id") != jid or payload.get("fn") != fn_name \
+                or "result" not in payload:
             raise ValueError("id, function or result field does not match")
     except (ValueError, OSError) as exc:
         warnings.warn(f"run_jobs: ignoring unreadable cache file {path} ({exc}); the job will be recomputed",
                       stacklevel=3)
-        return False, None
-    return True, payload["result"]
+        return "unreadable", None
+    if payload.get("format") != _FORMAT or payload.get("code_version") != code \
+            or payload.get("result_format") != rformat:
+        return "stale", None
+    if payload.get("checksum") != _checksum(payload):
+        warnings.warn(f"run_jobs: cache file {path} was changed after it was written (checksum mismatch); "
+                      "the job will be recomputed", stacklevel=3)
+        return "edited", None
+    return "hit", _decode(payload["result"])
 
 
 # ====================================================================== progress
@@ -235,9 +266,41 @@ class _NoProgress:
         pass
 
 
+class _PlainLines:
+    """Progress for logs (stderr not a terminal): one plain line at most every
+    ``PLAIN_PROGRESS_SECONDS`` seconds, and a final line — never carriage returns."""
+
+    def __init__(self, total: int, initial: int, desc: str, stream=None):
+        self.total, self.n, self.desc = total, initial, desc
+        self.stream = stream or sys.stderr
+        self.t0 = self.last = time.monotonic()
+        self._line(f"{initial}/{total} done at start")
+
+    def _line(self, what: str) -> None:
+        self.stream.write(f"{self.desc}: {what}\n")
+        self.stream.flush()
+
+    def update(self, k: int = 1):
+        self.n += k
+        now = time.monotonic()
+        if now - self.last >= PLAIN_PROGRESS_SECONDS and self.n < self.total:
+            self.last = now
+            self._line(f"{self.n}/{self.total} ({100 * self.n / max(self.total, 1):.0f} %, {now - self.t0:.0f} s)")
+
+    def close(self):
+        self._line(f"{self.n}/{self.total} done in {time.monotonic() - self.t0:.1f} s")
+
+
+#: seconds between progress lines when stderr is not a terminal.
+PLAIN_PROGRESS_SECONDS = 10.0
+
+
 def _progress(enabled: bool, total: int, initial: int, desc: str):
     if not enabled:
         return _NoProgress()
+    isatty = getattr(sys.stderr, "isatty", None)
+    if not (isatty and isatty()):
+        return _PlainLines(total, initial, desc)
     try:
         from tqdm.auto import tqdm
     except ImportError:
@@ -260,6 +323,7 @@ def run_jobs(
     workers: int | None = None,
     scheduler: Any = None,
     progress: bool = True,
+    label: str | None = None,
 ) -> list[Any]:
     """Run ``fn(spec)`` for every spec, skipping jobs already cached in ``cache_dir``.
 
@@ -271,7 +335,10 @@ def run_jobs(
             Ignored when ``scheduler`` is given.
         scheduler: Dask ``distributed`` scheduler address or ``Client`` (optional extra);
             every worker must run one thread (:func:`check_dask_workers`).
-        progress: show a progress bar on stderr (tqdm if installed, else a counter).
+        progress: show progress on stderr: a bar on a terminal (tqdm if installed, else a
+            counter), plain periodic lines otherwise (logs, CI).
+        label: what the jobs are, for people (``"confirming the uniform rescale: pair"``);
+            default the job function's name.
 
     Returns:
         The results, aligned with ``specs`` (decoded from JSON: tuples become lists,
@@ -301,13 +368,19 @@ def run_jobs(
     for jid, spec in zip(ids, spec_list):
         unique.setdefault(jid, spec)
     results: dict[str, Any] = {}
+    code, rformat = _job_code_version(fn), _result_format(fn)
+    stale = 0
     for jid in unique:
-        found, value = _read_cached(cache / f"{jid}.json", jid, name)
-        if found:
+        status, value = _read_cached(cache / f"{jid}.json", jid, name, code, rformat)
+        if status == "hit":
             results[jid] = value
+        stale += status == "stale"
+    if stale:
+        warnings.warn(f"run_jobs: {stale} cached result(s) in {cache} were computed by other code or in an older "
+                      f"result format; recomputing them", stacklevel=2)
     pending = [jid for jid in unique if jid not in results]
 
-    bar = _progress(progress, len(unique), len(results), f"{fn.__qualname__}")
+    bar = _progress(progress, len(unique), len(results), label or fn.__qualname__)
 
     def finish(jid: str, outcome: tuple[Any, float]) -> None:
         result, elapsed = outcome
@@ -316,7 +389,8 @@ def run_jobs(
         except ValueError as exc:
             raise JobError(jid, unique[jid], f"returned a value that cannot be cached: {exc}") from None
         payload = {"format": _FORMAT, "job_id": jid, "fn": name, "spec": _canon(unique[jid], "spec"),
-                   "result": encoded, "elapsed_seconds": elapsed}
+                   "result": encoded, "elapsed_seconds": elapsed, "code_version": code, "result_format": rformat}
+        payload["checksum"] = _checksum(payload)
         atomic_write_json(cache / f"{jid}.json", payload)
         results[jid] = _decode(encoded)
         bar.update(1)
@@ -340,10 +414,41 @@ def run_jobs(
     return [results[jid] for jid in ids]
 
 
+def _exit_with_parent(parent_pid: int) -> None:
+    """Pool-worker initializer: the worker exits when its driver dies (even by ``kill -9``):
+    Linux's parent-death signal where available, and in every case a daemon thread that
+    notices the re-parenting within ``ORPHAN_POLL_SECONDS``."""
+    import threading
+
+    if sys.platform.startswith("linux"):
+        try:
+            import ctypes
+            import signal
+
+            ctypes.CDLL(None, use_errno=True).prctl(1, int(signal.SIGKILL))  # PR_SET_PDEATHSIG
+        except (OSError, AttributeError):  # pragma: no cover - no prctl
+            pass
+    if os.getppid() != parent_pid:  # the driver died before we got here
+        os._exit(1)
+
+    def watch() -> None:
+        while True:
+            time.sleep(ORPHAN_POLL_SECONDS)
+            if os.getppid() != parent_pid:
+                os._exit(1)
+
+    threading.Thread(target=watch, name="census-plb-orphan-watch", daemon=True).start()
+
+
+#: how often a pool worker checks that its driver is alive.
+ORPHAN_POLL_SECONDS = 1.0
+
+
 def _run_pool(fn, unique, pending, n_workers, finish) -> None:
     ctx = multiprocessing.get_context("spawn")
     first_error: BaseException | None = None
-    with ProcessPoolExecutor(max_workers=n_workers, mp_context=ctx) as pool:
+    with ProcessPoolExecutor(max_workers=n_workers, mp_context=ctx, initializer=_exit_with_parent,
+                             initargs=(os.getpid(),)) as pool:
         futures = {pool.submit(_timed_call, fn, unique[jid]): jid for jid in pending}
         remaining = set(futures)
         try:

@@ -40,6 +40,7 @@ unrelated budgets take 0.2–1.2 s.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import math
@@ -53,6 +54,8 @@ from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
 import mpmath
+
+from accountant.decimals import outward
 
 from .allocation import Allocation, GeolevelBudget
 
@@ -70,6 +73,8 @@ __all__ = [
     "proxy_delta",
     "reallocate",
     "resolve_storage",
+    "study_lock",
+    "StudyLockedError",
     "target_from_allocation",
     "uniform_rescale",
     "variance_drop_percent",
@@ -236,9 +241,23 @@ def _weights(alloc: Allocation, weights: Mapping[tuple[str, str], Any] | None) -
     for g, q, _ in alloc.items():
         if (g, q) not in weights:
             raise ValueError(f"weights: no weight for ({g!r}, {q!r})")
-        w = float(weights[(g, q)])
+        raw = weights[(g, q)]
+        try:
+            w = float(raw)
+        except OverflowError:
+            w = math.inf
         if not (w > 0 and math.isfinite(w)):
-            raise ValueError(f"weights: ({g!r}, {q!r}) must be > 0, got {weights[(g, q)]!r}")
+            try:
+                positive = Fraction(raw) > 0
+            except (TypeError, ValueError):
+                positive = False
+            if positive:  # exact weight > 0 that a double cannot hold
+                with localcontext() as ctx:
+                    ctx.prec = 3
+                    shown = Decimal(Fraction(raw).numerator) / Decimal(Fraction(raw).denominator)
+                raise ValueError(f"weights: ({g!r}, {q!r}) = {shown} is > 0 but {'over' if w else 'under'}flows "
+                                 f"to {w} in the objective (double precision); use weights in [1e-100, 1e100]")
+            raise ValueError(f"weights: ({g!r}, {q!r}) must be > 0, got {raw!r}")
         out[(g, q)] = w
     extra = set(weights) - set(out)
     if extra:
@@ -546,7 +565,91 @@ def _versions() -> dict[str, str]:
     return out
 
 
-def reallocate(
+def _journal_path(storage: Any, scenario: str | None, runs_dir: str | Path = "runs") -> Path | None:
+    """The journal file :func:`resolve_storage` uses for ``storage`` (None: not a journal file)."""
+    if storage is None:
+        return None if scenario is None else Path(runs_dir) / scenario / "optuna.journal"
+    if isinstance(storage, (str, Path)):
+        text = str(storage)
+        return None if text == ":memory:" or "://" in text else Path(text)
+    return None
+
+
+class StudyLockedError(RuntimeError):
+    """Another live process is running trials on the same study journal."""
+
+
+@contextlib.contextmanager
+def study_lock(journal: str | Path):
+    """Hold ``<journal>.run.lock`` (an advisory ``flock``; the file names the owner's pid, host and
+    start time) for the duration of the block.  A lock file left by a dead process is not held by
+    anyone and is taken over; a live owner makes this raise :class:`StudyLockedError`."""
+    import os
+    import socket
+
+    try:
+        import fcntl
+    except ImportError:  # not POSIX: no advisory locks; run unlocked, say so
+        warnings.warn(f"study_lock: no fcntl on this platform; {journal} is not protected against concurrent runs",
+                      stacklevel=3)
+        yield None
+        return
+    path = Path(str(journal) + ".run.lock")  # not ".lock": Optuna's JournalFileBackend uses that itself
+    path.parent.mkdir(parents=True, exist_ok=True)
+    while True:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            try:
+                owner = json.loads(os.read(fd, 4096).decode() or "{}")
+            except ValueError:
+                owner = {}
+            os.close(fd)
+            raise StudyLockedError(
+                f"optuna study journal {journal} is in use by pid {owner.get('pid', '?')} on "
+                f"{owner.get('host', '?')} (since {owner.get('started', '?')}); another `census-plb optimize` is "
+                f"running trials on this study: wait for it to finish, or give another --storage / --out") from None
+        try:
+            same = os.fstat(fd).st_ino == os.stat(path).st_ino  # not unlinked by a finishing owner meanwhile
+        except FileNotFoundError:
+            same = False
+        if same:
+            break
+        os.close(fd)
+    try:
+        os.ftruncate(fd, 0)
+        os.write(fd, json.dumps({"pid": os.getpid(), "host": socket.gethostname(),
+                                 "started": time.strftime("%Y-%m-%dT%H:%M:%S%z")}).encode())
+        os.fsync(fd)
+        yield path
+    finally:
+        try:
+            path.unlink()
+        except FileNotFoundError:
+            pass
+        os.close(fd)
+
+
+def _resume_seed(seed: int, n_trials_before: int) -> int:
+    """The sampler seed of a run that finds ``n_trials_before`` trials in its study: ``seed`` for a
+    fresh study (reproducible), else derived from both, so a resumed study draws new parameters."""
+    if n_trials_before == 0:
+        return seed
+    digest = hashlib.sha256(f"census-plb-resume:{seed}:{n_trials_before}".encode()).hexdigest()
+    return int(digest[:8], 16)
+
+
+def reallocate(alloc: Allocation, target: Target, weights: Mapping[tuple[str, str], Any] | None = None,
+               n_trials: int = 30, seed: int = 0, storage: Any = None, *, scenario: str | None = None,
+               **kw) -> SearchResult:
+    journal = _journal_path(storage, scenario)
+    with study_lock(journal) if journal is not None else contextlib.nullcontext():
+        return _reallocate(alloc, target, weights, n_trials, seed, storage, scenario=scenario,
+                           exclusive=journal is not None, **kw)
+
+
+def _reallocate(
     alloc: Allocation,
     target: Target,
     weights: Mapping[tuple[str, str], Any] | None = None,
@@ -560,6 +663,7 @@ def reallocate(
     zcdp_shape: Allocation | None = None,
     progress: bool = True,
     log=None,
+    exclusive: bool = False,
 ) -> SearchResult:
     """Stage 3: Optuna TPE over per-geolevel and per-query log-multipliers of the shape.
 
@@ -573,6 +677,13 @@ def reallocate(
     ``load_if_exists=True``: calling again continues the same study — ``n_trials`` *more*
     trials.  A new study is seeded with the zCDP-optimum shape and the Bureau's shape
     (clipped to the bounds).
+
+    Resuming: the sampler seed of a run that finds k trials in the study is derived from
+    (``seed``, k) (:func:`_resume_seed`), so it continues with new parameters instead of
+    re-drawing the first run's.  A journal-file study is used by one process at a time
+    (:func:`study_lock`, ``<journal>.run.lock``; a second run refuses with the owner's pid); trials
+    left RUNNING by an interrupted run are then marked FAILED, and a seed shape lost that way is
+    queued again.  (Other storages — URLs — are not locked.)
 
     Returns:
         :class:`SearchResult` with the best shape re-calibrated with the final tolerances.
@@ -609,6 +720,21 @@ def reallocate(
     gnames, qnames = _param_names(alloc)
     dist = optuna.distributions.FloatDistribution(-bound, bound)
     distributions = {n: dist for n in gnames + qnames}
+    n_before = len(study.trials)
+    if n_before:
+        study.sampler = optuna.samplers.TPESampler(seed=_resume_seed(seed, n_before), multivariate=True)
+    if n_before and exclusive:  # we hold the study's lock: RUNNING trials belong to dead runs
+        TS = optuna.trial.TrialState
+        for t in study.get_trials(deepcopy=False, states=(TS.RUNNING,)):
+            study.tell(t.number, state=TS.FAIL)
+            say(f"trial {t.number} was left running by an interrupted run: marked FAILED")
+        trials = study.get_trials(deepcopy=False)
+        have = {t.user_attrs.get("seed_shape") for t in trials if t.state in (TS.COMPLETE, TS.WAITING)}
+        for t in trials:
+            label = t.user_attrs.get("seed_shape")
+            if t.state == TS.FAIL and label and label not in have:
+                study.enqueue_trial(t.system_attrs.get("fixed_params") or t.params, user_attrs={"seed_shape": label})
+                have.add(label)
     if not study.trials:
         study.set_user_attr("versions", _versions())
         study.set_user_attr("config_hash", chash)
@@ -633,7 +759,7 @@ def reallocate(
         evals += n_eval
         value = math.fsum(w[(g, q)] / float(r * c) for (g, q, r) in shape.items())
         trial.set_user_attr("c", str(c))
-        trial.set_user_attr("delta_upper", mpmath.nstr(d.upper, 20))
+        trial.set_user_attr("delta_upper", outward(d.upper, +1, 20))
         trial.set_user_attr("evaluations", n_eval)
         study.tell(trial, value)
         if progress:
@@ -659,3 +785,6 @@ def reallocate(
         evaluations_per_trial=(evals / n_trials) if n_trials else float("nan"),
         bound=bound, info={"best_seed_shape": best.user_attrs.get("seed_shape")},
     )
+
+
+reallocate.__doc__ = _reallocate.__doc__

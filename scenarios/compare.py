@@ -1,10 +1,11 @@
 """Compare every scenario: zCDP claim vs exact accounting, one table.
 
-Writes ``reports/scenario_comparison.csv`` and ``reports/scenario_comparison.md`` (per scenario:
+Writes ``runs/scenario_comparison.csv`` and ``runs/scenario_comparison.md`` (``--publish``: the
+committed ``reports/`` copies; per scenario:
 total ρ, claimed ε, δ target, exact ε at δ and exact δ at the claimed ε for the proxy pair, the
 uniform variance drop, and the optimized drop when ``runs/<scenario>/optimize.json`` exists).
 
-usage: python -m scenarios.compare [NAME ...] [--runs runs] [--out reports]
+usage: python -m scenarios.compare [NAME ...] [--runs runs] [--out DIR | --publish]
 (the same as ``census-plb scenario compare``)
 """
 

@@ -40,6 +40,8 @@ __all__ = [
     "SCENARIO_DIR",
     "Scenario",
     "ScenarioError",
+    "TARGET_DELTA_MIN",
+    "check_target_delta",
     "list_scenarios",
     "load_scenario",
     "parse_scenario",
@@ -50,6 +52,13 @@ CONVERSIONS = ("bun-steinke", "cks")
 _TOP_KEYS = ("name", "description", "allocation", "conversion", "target_delta", "trials", "seed", "weights")
 _REQUIRED = ("name", "allocation", "conversion", "target_delta", "trials", "seed")
 _WEIGHT_KEYS = ("geolevel", "query")
+#: supported target δ: [TARGET_DELTA_MIN, 1).  The accountant's δ(ε) has full precision far above its
+#: floor of ~1e-300 (below it only the bound [0, e^{-k²/2v}] is known, so ε(δ) and the all-pairs
+#: confirmation cannot work there: δ = 1e-300 ended in SieveTooWide, 1e-400 in a math domain error).
+TARGET_DELTA_MIN = Fraction(1, 10**100)
+#: supported weights [WEIGHT_MIN, WEIGHT_MAX]: the optimizer's objective Σ w·σ² is evaluated in
+#: double precision (a weight of 1e-400 would be 0.0 there).
+WEIGHT_MIN, WEIGHT_MAX = Fraction(1, 10**100), Fraction(10**100)
 _FRACTION_RE = re.compile(r"^\s*[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?(\s*/\s*\d+)?\s*$")
 
 
@@ -194,6 +203,14 @@ def _fraction(raw, source: str, line, key: str, *, positive: bool = True) -> Fra
     return value
 
 
+def check_target_delta(delta: Fraction, raw, source: str, line: int | None, key: str) -> None:
+    """Refuse a target δ below :data:`TARGET_DELTA_MIN` (one line naming the value and the range)."""
+    if not TARGET_DELTA_MIN <= delta < 1:
+        raise ScenarioError(source, line, key, f"target delta {raw} is outside the supported range [1e-100, 1): "
+                                               "exact delta(eps) is computed to full precision only far above the "
+                                               "accountant's floor of ~1e-300")
+
+
 def parse_scenario(text: str, source: str = "<text>", *, expect_name: str | None = None) -> Scenario:
     """Validate scenario TOML text (see the module docstring for the schema)."""
     lines = text.splitlines()
@@ -227,6 +244,7 @@ def parse_scenario(text: str, source: str = "<text>", *, expect_name: str | None
     delta = _fraction(doc["target_delta"], source, dline, "target_delta")
     if not delta < 1:
         raise ScenarioError(source, dline, "target_delta", f"must be in (0, 1), got {doc['target_delta']!r}")
+    check_target_delta(delta, doc["target_delta"], source, dline, "target_delta")
     ints = {}
     for key, lo in (("trials", 1), ("seed", 0)):
         v = doc[key]
@@ -246,7 +264,13 @@ def parse_scenario(text: str, source: str = "<text>", *, expect_name: str | None
                                 "must be a table of name = \"weight\"")
         items = []
         for k, raw in table.items():
-            items.append((k, _fraction(raw, source, _line_of(lines, k, "weights"), f"weights.{wkey}.{k}")))
+            wline, wfield = _line_of(lines, k, "weights"), f"weights.{wkey}.{k}"
+            w = _fraction(raw, source, wline, wfield)
+            if not WEIGHT_MIN <= w <= WEIGHT_MAX:
+                raise ScenarioError(source, wline, wfield,
+                                    f"weight {raw!r} is > 0 but outside the supported range [1e-100, 1e100] (the "
+                                    "optimizer's objective sum of w * sigma^2 is evaluated in double precision)")
+            items.append((k, w))
         parsed[wkey] = tuple(sorted(items))
     return Scenario(
         name=name,
@@ -283,11 +307,16 @@ def load_scenario(name_or_path: str | Path) -> Scenario:
             raise ScenarioError(str(name_or_path), None, None,
                                 f"unknown scenario; known: {', '.join(list_scenarios())}")
         expect = path.stem
-    text = path.read_text(encoding="utf-8")
+    data = path.read_bytes()
     try:
         shown = str(path.resolve().relative_to(Path.cwd()))
     except ValueError:
         shown = str(path)
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ScenarioError(shown, data.count(b"\n", 0, exc.start) + 1, None,
+                            f"not UTF-8 text (byte 0x{data[exc.start]:02x}); a scenario file must be UTF-8 TOML") from None
     return parse_scenario(text, shown, expect_name=expect)
 
 

@@ -7,6 +7,7 @@ import re
 import pytest
 
 from optimizer.report import build_report, compare_scenarios, read_run, write_comparison
+from optimizer.provenance import scenario_run_inputs, seal
 from scenarios.loader import load_scenario
 
 ALLOC = """name = "toy"
@@ -40,13 +41,13 @@ def toy(tmp_path_factory):
     (d / "toy.toml").write_text(SCENARIO)
     run = d / "run"
     run.mkdir()
-    (run / "optimize.json").write_text(json.dumps({
+    (run / "optimize.json").write_text(json.dumps(seal({
         "scenario": "toy", "target_epsilon": "6.5", "target_delta": "1e-10", "conversion": "bun-steinke",
         "uniform_variance_drop_percent": 30.5, "optimized_variance_drop_percent": 41.25,
         "zcdp_optimum_variance_drop_percent": 40.0, "confirmed": True, "worst_pair": [1, 2],
         "worst_pair_delta": "9.9e-11", "seconds": 12.5, "seed": 7, "versions": {"python": "3.x"},
         "commit": "abc123", "config hash": "deadbeef", "tolerances": {"tol": 1e-35},
-    }))
+    }, scenario_run_inputs(load_scenario(d / "toy.toml")))))  # sealed like census-plb optimize does
     rows = [("US", "total", "1/10"), ("US", "age * sex", "1/5"), ("Block", "total", "3/10"),
             ("Block", "age * sex", "2/5")]
     with open(run / "per_query.csv", "w", newline="") as fh:

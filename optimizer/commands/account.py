@@ -6,8 +6,14 @@ Every bound is printed on its safe side, exactly (accountant.decimals): δ lower
 and labelled so.  A result whose interval is wider than requested (--tol / --rtol) is still
 rigorous; the output says so ("tol met" column, "tolerance_met" in JSON, a warning line).
 
+What is composed: every --sigma2 S2 / --rho R is ONE unit-shift discrete Gaussian N_Z(0, σ²)
+(σ² = S2, or σ² = 1/R), whose zCDP ρ is 1/(2σ²) = R/2.  A Census query budget R is stated for
+replacing one record, which moves two cells (two unit shifts: the record's old and new cell), so
+composing the budget R in full is `--rho R --count 2` (zCDP ρ = R); `--rho R` alone is half of it.
+
 examples:
   census-plb account --sigma2 10000/73 --sigma2 10000/11 --eps 1,2,3
+  census-plb account --rho 73/10000 --count 2 --eps 1     # one Census query of budget 73/10000, replacement
   census-plb account --rho 73/10000 --rho 11/10000 --count 20 --eps 0.5 --json
   census-plb account --sigma2 5/2 --delta 1e-10
 """
@@ -33,14 +39,16 @@ def configure(p) -> None:
     p.add_argument("--sigma2", action="append", default=[], metavar="S2",
                    help="σ² of one unit-shift discrete Gaussian, exact (e.g. 10000/73); repeatable")
     p.add_argument("--rho", action="append", default=[], metavar="RHO",
-                   help="a Census query budget ρ (σ² = 1/ρ); repeatable")
+                   help="one unit-shift discrete Gaussian with σ² = 1/ρ (zCDP ρ/2); a Census query of budget ρ "
+                        "under replacement is two such shifts: add --count 2; repeatable")
     p.add_argument("--count", type=int, default=1,
-                   help=f"compose every listed mechanism this many times (at most {MAX_COMPONENTS} components in all)")
+                   help=f"compose every listed mechanism this many times (at most {MAX_COMPONENTS} components in "
+                        "all); --count 2 with --rho R composes a Census query budget R under replacement")
     p.add_argument("--eps", default="", help="comma-separated ε values (decimal strings are exact)")
     p.add_argument("--delta", default="", help="comma-separated δ values: report the safe ε(δ)")
     p.add_argument("--tol", type=float, default=1e-35, help="absolute error tolerance (default 1e-35)")
     p.add_argument("--rtol", type=float, default=1e-20, help="relative error tolerance (default 1e-20)")
-    p.add_argument("--digits", type=int, default=20, help="significant digits printed")
+    p.add_argument("--digits", type=int, default=20, help="significant digits printed (>= 1, default 20)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
 
 
@@ -62,6 +70,17 @@ def _check_size(args) -> int:
     return total
 
 
+def _rho_note(args) -> str | None:
+    """What ``--rho`` composed, said plainly (None without --rho)."""
+    if not args.rho:
+        return None
+    if args.count == 2:
+        return ("--rho R --count 2: each R composed as two unit-shift discrete Gaussians with sigma^2 = 1/R "
+                "(zCDP R per query: a Census query budget under replacement)")
+    return (f"--rho R is one unit-shift discrete Gaussian with sigma^2 = 1/R (zCDP R/2), composed {args.count} "
+            "time(s); a Census query budget R under replacement (two cells change) is --rho R --count 2")
+
+
 def _delta_target(d, tol: float, rtol: float) -> tuple[float | None, float | None]:
     """The (tol, rtol) a δ result was asked for: the Certified's own record, else ours."""
     t, r = getattr(d, "tol", None), getattr(d, "rtol", None)
@@ -73,10 +92,10 @@ def run(args) -> int:
     from accountant.decimals import decimal_string, exact_fraction, format_error_up, format_interval, mid_decimal
     from optimizer.profile import certified_tolerance_met, epsilon_tolerance_met, tolerance_target
 
-    _check_size(args)
     n = args.digits
     if n < 1:
         raise ValueError(f"--digits must be >= 1, got {n}")
+    _check_size(args)
     mechs = [DiscreteGaussian(s) for s in args.sigma2] + [DiscreteGaussian.from_rho(r) for r in args.rho]
     eps_list, delta_list = _split(args.eps), _split(args.delta)
     if not eps_list and not delta_list:
@@ -137,13 +156,17 @@ def run(args) -> int:
         warning = (f"warning: tolerance not met for {len(misses)} of {len(rows) + len(erows)} results "
                    f"(the intervals are still rigorous, only wider than requested): {shown}")
     if args.json:
-        print(json.dumps({"n_mechanisms": comp.size, "rho": str(rho), "delta": rows, "epsilon": erows,
+        print(json.dumps({"n_mechanisms": comp.size, "rho": str(rho), "note": _rho_note(args),
+                          "delta": rows, "epsilon": erows,
                           "tolerance_met": not misses, "warnings": [warning] if warning else [],
                           "seconds": round(seconds, 4)}, indent=2))
         if warning:
             print(f"census-plb account: {warning}", file=sys.stderr)
         return 0
-    print(f"composition: {comp.size} discrete Gaussians ({len(comp.groups)} distinct), zCDP rho = {rho}")
+    print(f"composition: {comp.size} discrete Gaussian{'' if comp.size == 1 else 's'} "
+          f"({len(comp.groups)} distinct), zCDP rho = {rho}")
+    if _rho_note(args):
+        print(f"note: {_rho_note(args)}")
     w = max(n + 8, 20)
     if rows:
         print(f"{'eps':>24}  {'delta (midpoint)':>{w}}  {'± error (up)':>12}  {'delta lower (down)':>{w}}  "

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from optimizer.atomic import atomic_write_text
 
+import hashlib
 import io
 import json
 import subprocess
@@ -20,6 +21,9 @@ from fractions import Fraction
 from pathlib import Path
 
 HELP = "re-tune the budget: same promised (ε, δ), less noise; confirm on all pairs"
+#: files written into --out (atomically, never through a symlink)
+OUTPUT_FILES = ("optimize.json", "per_query.csv", "per_geolevel.csv", "curves.csv", "tradeoff.csv",
+                "allocation_optimized.toml")
 
 
 def configure(p) -> None:
@@ -90,24 +94,42 @@ def _load(args):
     return name, alloc, conv, delta, trials, seed, weights, sdict
 
 
-def _fmt_upper(v) -> str:
-    import mpmath
+def _check_delta(delta: str, where: str) -> None:
+    """Refuse a target δ outside the supported range before any work (see scenarios.loader)."""
+    from accountant.exact import to_fraction
+    from scenarios.loader import check_target_delta
 
-    u = v.upper
-    if isinstance(u, Fraction):
-        with mpmath.workdps(30):
-            return mpmath.nstr(mpmath.mpf(u.numerator) / u.denominator, 20)
-    return mpmath.nstr(u, 20)
+    try:
+        value = to_fraction(str(delta), name=where)
+    except (TypeError, ValueError, ZeroDivisionError):
+        raise ValueError(f"{where}: cannot parse {str(delta)[:40]!r} as an exact decimal or fraction") from None
+    check_target_delta(value, delta, where, None, None)
+
+
+def _fmt_upper(v) -> str:
+    """An upper bound (``v.upper``) as a 20-digit decimal rounded up (its safe side)."""
+    from accountant.decimals import outward
+
+    return outward(v.upper, +1, 20)
 
 
 def run(args) -> int:
-    import mpmath
-
     from optimizer import search as S
 
     t_start = time.perf_counter()
+    if args.workers is not None and args.workers < 1:  # before anything is loaded or computed
+        raise ValueError(f"--workers must be >= 1, got {args.workers}")
     name, alloc, conv, delta, trials, seed, weights, sdict = _load(args)
     out = Path(args.out) if args.out else Path("runs") / name
+    _check_delta(delta, "--delta" if args.delta else f"target delta of {name}")
+    from optimizer.atomic import check_writable
+
+    for fname in OUTPUT_FILES:  # a symlinked output is refused before any work
+        check_writable(out / fname)
+    journal = Path(args.storage) if args.storage and "://" not in args.storage else out / "optuna.journal"
+    if trials == 0 and not (args.storage and "://" in args.storage) and not journal.is_file():
+        raise ValueError(f"--trials 0: no existing study at {journal} to take the best trial from; "
+                         "a new study needs --trials >= 1")
     log = (lambda m: print(m, file=sys.stderr, flush=True))
     target = S.target_from_allocation(alloc, delta=delta, conversion=conv)
     log(f"target: ε = {target.epsilon[:22]}… δ = {target.delta} ({conv})")
@@ -121,6 +143,7 @@ def run(args) -> int:
                        scenario=name, uniform_c=c_u, zcdp_shape=zshape, log=log)
     optimized, c_opt, d_opt = res.allocation, res.c, res.delta
     confirmed, worst_pair, worst_delta, conf_seconds, n_pairs, recal = False, None, None, None, 0, None
+    verified = []
     c_u_proxy = c_u
     uconf = {"uniform_confirmed": False, "uniform_worst_pair": None, "uniform_worst_pair_delta": None,
              "uniform_confirm_recalibration": None}
@@ -128,7 +151,8 @@ def run(args) -> int:
         from optimizer.confirm import confirm
 
         log("confirming the uniform rescale on all pairs …")
-        conf_u = confirm(uniform, target, cache_dir=out / "cache-uniform", workers=args.workers)
+        conf_u = confirm(uniform, target, cache_dir=out / "cache-uniform", workers=args.workers,
+                         label="the uniform rescale")
         uniform = conf_u.allocation
         c_u = c_u * conf_u.recalibration
         uconf = {"uniform_confirmed": bool(conf_u.passed), "uniform_worst_pair": list(conf_u.worst_pair),
@@ -137,11 +161,12 @@ def run(args) -> int:
         log(f"uniform rescale confirmed={conf_u.passed} on {conf_u.n_pairs} pairs; worst {conf_u.worst_pair}; "
             f"drop {100 * (1 - 1 / float(c_u)):.4f}%")
         log("confirming the optimized allocation on all pairs …")
-        conf = confirm(optimized, target, cache_dir=out / "cache", workers=args.workers)
+        conf = confirm(optimized, target, cache_dir=out / "cache", workers=args.workers,
+                       label="the optimized allocation")
         confirmed, worst_pair, n_pairs = conf.passed, list(conf.worst_pair), conf.n_pairs
-        worst_delta = mpmath.nstr(mpmath.mpf(conf.worst_delta.upper.numerator) / conf.worst_delta.upper.denominator, 20) \
-            if isinstance(conf.worst_delta.upper, Fraction) else mpmath.nstr(conf.worst_delta.upper, 20)
+        worst_delta = _fmt_upper(conf.worst_delta)
         conf_seconds, recal = conf.seconds, str(conf.recalibration)
+        verified = [list(p) for p in conf.verified_pairs]  # recomputed without the cache
         optimized = conf.allocation
     w = weights
     drop = lambda a: S.variance_drop_percent(a, alloc, w)  # noqa: E731
@@ -191,16 +216,16 @@ def run(args) -> int:
         "uniform_proxy_c": str(c_u_proxy),
         "uniform_proxy_variance_drop_percent": 100 * (1 - 1 / float(c_u_proxy)),
         **uconf,
-        "uniform_proxy_delta": mpmath.nstr(d_u.upper, 20),
+        "uniform_proxy_delta": _fmt_upper(d_u),
         "zcdp_optimum_variance_drop_percent": drop(zcal.allocation),
         "zcdp_optimum_shape_variance_drop_percent": drop(zshape),
         "zcdp_optimum_c": str(zcal.c), "zcdp_solver": zinfo,
         "optimized_variance_drop_percent": drop(optimized),
         "optimized_c": str(c_opt), "optimized_total_rho": str(optimized.total_rho),
-        "optimized_proxy_delta": mpmath.nstr(d_opt.upper, 20),
+        "optimized_proxy_delta": _fmt_upper(d_opt),
         "confirmed": bool(confirmed), "confirm_skipped": bool(args.no_confirm), "n_pairs_confirmed": n_pairs,
         "worst_pair": worst_pair, "worst_pair_delta": worst_delta, "confirm_seconds": conf_seconds,
-        "confirm_recalibration": recal,
+        "confirm_recalibration": recal, "worst_pairs_recomputed": verified,
         "objective": "sum_q w_q * sigma_q^2, sigma_q^2 = 1/rho_q (nominal per-query budgets)",
         "weights": {f"{g}/{q}": str(v) for (g, q), v in weights.items() if v != 1},
         "study_name": res.study_name, "trials_run": res.n_trials_run, "trials_total": res.n_trials_total,
@@ -217,6 +242,12 @@ def run(args) -> int:
     atomic_write_text(out / "curves.csv", _csv(crow))
     atomic_write_text(out / "tradeoff.csv", _csv(trows))
     atomic_write_text(out / "allocation_optimized.toml", optimized.to_toml())
+    from optimizer import provenance as P
+
+    summary["outputs"] = {n: hashlib.sha256((out / n).read_bytes()).hexdigest()
+                          for n in ("per_query.csv", "per_geolevel.csv", "curves.csv", "tradeoff.csv",
+                                    "allocation_optimized.toml")}
+    summary = P.seal(summary, P.run_inputs(scenario=sdict, alloc=alloc, target=target, weights=weights))
     text = json.dumps(summary, indent=2, default=str)
     atomic_write_text(out / "optimize.json", text + "\n")
     if args.json:

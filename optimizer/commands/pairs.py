@@ -53,6 +53,53 @@ def _split(text: str) -> list[str]:
     return [t.strip() for t in text.split(",") if t.strip()]
 
 
+#: largest ε accepted: δ(ε) of any release is far below 1e-300 there already (ε = 10^4 takes
+#: seconds; 1e5 would not finish, 1e30 overflows the lattice thresholds)
+EPS_MAX = 10**4
+#: most trade-off thresholds per pair
+TRADEOFF_POINTS_MAX = 10**5
+
+
+def _exact(text: str, option: str):
+    from accountant.exact import to_fraction
+
+    import re
+
+    shown = text if len(text) <= 40 else text[:40] + "…"
+    m = re.search(r"[eE]([+-]?\d+)\s*$", text)
+    if m and abs(int(m.group(1))) > 100_000:  # 10^(10^9) would never finish building
+        raise ValueError(f"{option}: {shown} is outside the supported range (exponent {m.group(1)})")
+    try:
+        return to_fraction(text, name=option)
+    except (TypeError, ValueError, ZeroDivisionError):
+        raise ValueError(f"{option}: cannot parse {shown!r} as an exact decimal or fraction "
+                         "(e.g. 26.34 or 1e-10)") from None
+
+
+def validate(args) -> None:
+    """Check every option before any allocation is loaded or any job started (one-line errors
+    naming the option and the value)."""
+    import math
+
+    for e in _split(args.eps):
+        value = _exact(e, "--eps")
+        if not 0 <= value <= EPS_MAX:
+            raise ValueError(f"--eps: {e} is outside the supported range [0, {EPS_MAX}]")
+    for d in _split(args.deltas):
+        value = _exact(d, "--deltas")
+        if not 0 < value < 1:
+            raise ValueError(f"--deltas: {d} must be in (0, 1) (a delta_zCDP value)")
+    if not (math.isfinite(args.tol) and args.tol > 0):
+        raise ValueError(f"--tol: must be a finite number > 0, got {args.tol:g}")
+    if not 2 <= args.tradeoff_points <= TRADEOFF_POINTS_MAX:
+        raise ValueError(f"--tradeoff-points: must be in [2, {TRADEOFF_POINTS_MAX}] (thresholds per pair's "
+                         f"trade-off curve), got {args.tradeoff_points}")
+    if args.limit_pairs is not None and args.limit_pairs < 1:
+        raise ValueError(f"--limit-pairs must be >= 1, got {args.limit_pairs}")
+    if args.workers is not None and args.workers < 1:
+        raise ValueError(f"--workers must be >= 1, got {args.workers}")
+
+
 def _load(spec: str):
     from optimizer.allocation import BUILTIN_NAMES, Allocation, load_builtin
 
@@ -71,9 +118,13 @@ def _load(spec: str):
 def run(args) -> int:
     from optimizer.profile import eps_from_delta_zcdp, release_patterns, release_profile, write_profile
 
+    validate(args)
     name, alloc = _load(args.allocation)
-    if args.limit_pairs is not None and args.limit_pairs < 1:
-        raise ValueError(f"--limit-pairs must be >= 1, got {args.limit_pairs}")
+    if args.out:  # a symlinked output is refused before any job runs (optimizer.atomic)
+        from optimizer.atomic import check_writable
+
+        for suffix in ("_pairs.csv", "_worst.csv", ".json"):
+            check_writable(Path(args.out) / f"{name}{suffix}")
     if args.workers is None:
         args.workers = os.cpu_count() or 1
     if args.workers < 1:

@@ -3,7 +3,10 @@
 examples:
   census-plb scenario list
   census-plb scenario run dhc-persons-cks
-  census-plb scenario compare            # writes reports/scenario_comparison.csv and .md
+  census-plb scenario compare            # writes runs/scenario_comparison.csv and .md
+  census-plb scenario compare --publish  # regenerates the committed reports/scenario_comparison.*
+
+Runs write into the git-ignored runs/ folder; the committed reports/ change only with --publish.
 """
 
 from __future__ import annotations
@@ -22,10 +25,15 @@ def configure(p) -> None:
     r.add_argument("name")
     r.add_argument("--skip-optimize", action="store_true", help="accounting-only unless optimizer output exists")
     r.add_argument("--trials", type=int, default=0, help="Optuna trials (default 0 = the scenario's count)")
-    c = sub.add_parser("compare", help="one table over scenarios: reports/scenario_comparison.csv/.md")
+    r.add_argument("--force", action="store_true", help="recompute the optimizer run even if one exists")
+    r.add_argument("--publish", action="store_true",
+                   help="write the report into the committed reports/<name>/ (default runs/<name>/report/)")
+    c = sub.add_parser("compare", help="one table over scenarios: runs/scenario_comparison.csv/.md")
     c.add_argument("names", nargs="*", help="scenario names (default: all)")
     c.add_argument("--runs", default="runs", help="optimizer outputs root (default runs)")
-    c.add_argument("--out", default="reports", help="output directory (default reports)")
+    c.add_argument("--out", default=None, help="output directory (default runs)")
+    c.add_argument("--publish", action="store_true",
+                   help="write the committed reports/scenario_comparison.{csv,md} (regenerate on purpose)")
     for q in (r, c):
         q.add_argument("--quiet", action="store_true", help="no progress output")
 
@@ -42,16 +50,25 @@ def run(args) -> int:
         from . import report
 
         ns = argparse.Namespace(scenario=args.name, run_dir=None, out=None, skip_optimize=args.skip_optimize,
-                                quiet=args.quiet, trials=args.trials)
+                                quiet=args.quiet, trials=args.trials, force=args.force, publish=args.publish,
+                                require_confirmed=not args.skip_optimize)
         return report.run(ns)
-    from optimizer.report import compare_scenarios, write_comparison
+    from optimizer.report import compare_scenarios, default_comparison_dir, write_comparison
+    from optimizer.atomic import check_writable
+
+    if args.out and args.publish:
+        raise ValueError(f"--out {args.out} and --publish contradict each other (--publish writes "
+                         f"{default_comparison_dir(publish=True)}/); give one of them")
+    out_dir = args.out or default_comparison_dir(publish=args.publish)
+    for name in ("scenario_comparison.csv", "scenario_comparison.md"):
+        check_writable(f"{out_dir}/{name}")  # before any work
 
     def say(msg: str) -> None:
         if not args.quiet:
             print(msg, file=sys.stderr, flush=True)
 
     rows = compare_scenarios(args.names or None, args.runs, progress=say)
-    csv_path, md_path = write_comparison(rows, args.out)
+    csv_path, md_path = write_comparison(rows, out_dir)
     print(md_path.read_text(encoding="utf-8"), end="")
     say(f"wrote {csv_path} and {md_path}")
     return 0

@@ -187,15 +187,25 @@ def test_process_pool_results_and_error(tmp_path):
 # ---------------------------------------------------------------------- progress
 def test_progress_fallback_counter(tmp_path, monkeypatch, capsys):
     monkeypatch.setitem(__import__("sys").modules, "tqdm.auto", None)  # pretend tqdm is absent
+    monkeypatch.setattr(__import__("sys").stderr, "isatty", lambda: True)  # a terminal
     run_jobs(square_rho, SPECS, tmp_path, workers=1, progress=True)
     err = capsys.readouterr().err
     assert "square_rho: 0/3 jobs" in err and "3/3 jobs" in err
 
 
-def test_progress_tqdm(tmp_path, capsys):
+def test_progress_tqdm(tmp_path, capsys, monkeypatch):
     pytest.importorskip("tqdm", reason="tqdm not installed")
-    run_jobs(square_rho, SPECS, tmp_path, workers=1, progress=True)
-    assert "3/3" in capsys.readouterr().err
+    monkeypatch.setattr(__import__("sys").stderr, "isatty", lambda: True)  # a terminal
+    run_jobs(square_rho, SPECS, tmp_path, workers=1, progress=True, label="squaring")
+    err = capsys.readouterr().err
+    assert "3/3" in err and "squaring" in err
+
+
+def test_progress_not_a_terminal_plain_lines_with_label(tmp_path, capsys):
+    run_jobs(square_rho, SPECS, tmp_path, workers=1, progress=True, label="confirming the uniform rescale: pair")
+    err = capsys.readouterr().err
+    assert "\r" not in err
+    assert "confirming the uniform rescale: pair: 3/3 done" in err
 
 
 # ---------------------------------------------------------------------- dask

@@ -1,0 +1,201 @@
+"""Issue 13 (items 1, 3): a report never shows a run made for other inputs, by other code, or a
+hand-written / edited optimize.json; a skipped confirmation reads "not checked"; `scenario run`
+does not reuse an unchecked run.  Small synthetic allocation (3 pairs), real optimizer runs."""
+
+import csv
+import json
+import shutil
+
+import pytest
+
+from optimizer.cli import main
+from optimizer.provenance import StaleRunError, check_run, scenario_run_inputs, seal
+from optimizer.report import build_report
+from scenarios.loader import load_scenario
+
+ALLOC = """name = "toy"
+run_type = "custom"
+[[geolevel]]
+name = "US"
+queries = { total = "1/10", "age * sex" = "1/5" }
+[[geolevel]]
+name = "Block"
+queries = { total = "3/10", "age * sex" = "2/5" }
+"""
+
+SCENARIO = """name = "{name}"
+description = "synthetic test scenario"
+allocation = "alloc.toml"
+conversion = "{conversion}"
+target_delta = "{delta}"
+trials = 2
+seed = 7
+[weights]
+geolevel = {{ Block = "10" }}
+"""
+
+
+def _scenario(d, name="toy", conversion="bun-steinke", delta="1e-10"):
+    p = d / f"{name}.toml"
+    p.write_text(SCENARIO.format(name=name, conversion=conversion, delta=delta))
+    return p
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory):
+    """A confirmed 1-trial run and a --no-confirm run of the toy scenario."""
+    d = tmp_path_factory.mktemp("prov")
+    (d / "alloc.toml").write_text(ALLOC)
+    scen = _scenario(d)
+    base = ["optimize", "--scenario", str(scen), "--trials", "1", "--workers", "1"]
+    assert main(base + ["--out", str(d / "run")]) == 0
+    assert main(base + ["--no-confirm", "--out", str(d / "run-nc")]) == 0
+    return d
+
+
+@pytest.fixture
+def work(runs, tmp_path):
+    """A private copy of the scenario, allocation and both runs."""
+    for name in ("alloc.toml", "toy.toml"):
+        shutil.copy(runs / name, tmp_path / name)
+    for name in ("run", "run-nc"):
+        shutil.copytree(runs / name, tmp_path / name, ignore=shutil.ignore_patterns("cache*", "optuna.journal*"))
+    return tmp_path
+
+
+def _report(scen, run_dir, out, *extra):
+    return main(["report", "--scenario", str(scen), "--run-dir", str(run_dir), "--out", str(out), "--quiet", *extra])
+
+
+def test_sealed_run_is_accepted_and_reports_confirmed(work, capsys):
+    assert _report(work / "toy.toml", work / "run", work / "out") == 0
+    html = (work / "out" / "report.html").read_text(encoding="utf-8")
+    doc = json.loads((work / "run" / "optimize.json").read_text())
+    assert doc["confirmed"] is True and check_run(doc, scenario_run_inputs(load_scenario(work / "toy.toml"))) == []
+    assert "Confirmed: the optimized noise keeps the promise" in html
+
+
+def test_report_refuses_run_made_for_another_target_delta(work, capsys):
+    scen = _scenario(work, delta="1e-13")  # same name, new promise
+    capsys.readouterr()
+    assert _report(scen, work / "run", work / "out") == 2
+    err = capsys.readouterr().err
+    assert "target.delta: run has 1e-10, now 1e-13" in err and "--force" in err
+    assert len(err.strip().splitlines()) == 1
+    assert not (work / "out" / "report.html").exists()
+    with pytest.raises(StaleRunError, match="target.delta"):  # the library refuses too
+        build_report(load_scenario(scen), work / "run", work / "out2")
+
+
+def test_force_recomputes_for_the_new_inputs(work, capsys):
+    scen = _scenario(work, delta="1e-13")
+    assert _report(scen, work / "run", work / "out", "--force", "--trials", "1") == 0
+    doc = json.loads((work / "run" / "optimize.json").read_text())
+    assert doc["target_delta"] == "1e-13" and doc["confirmed"] is True
+    assert float(doc["worst_pair_delta"]) <= 1e-13
+    assert check_run(doc, scenario_run_inputs(load_scenario(scen))) == []
+
+
+def test_report_refuses_after_allocation_edit(work, capsys):
+    (work / "alloc.toml").write_text(ALLOC.replace('total = "3/10"', 'total = "7/20"'))
+    capsys.readouterr()
+    assert _report(work / "toy.toml", work / "run", work / "out") == 2
+    assert "allocation.sha256: run has" in capsys.readouterr().err
+
+
+def test_report_refuses_mismatched_run_dir(work, capsys):
+    other = _scenario(work, name="toy-cks", conversion="cks")
+    capsys.readouterr()
+    assert _report(other, work / "run", work / "out") == 2
+    err = capsys.readouterr().err
+    assert "scenario.name: run has toy, now toy-cks" in err and "target.conversion" in err
+
+
+def test_hand_written_optimize_json_is_refused(work, capsys):
+    (work / "run" / "optimize.json").write_text(json.dumps({"confirmed": True}))
+    capsys.readouterr()
+    assert _report(work / "toy.toml", work / "run", work / "out") == 2
+    assert "no valid run hash" in capsys.readouterr().err
+
+
+def test_edited_optimize_json_is_refused(work, capsys):
+    path = work / "run" / "optimize.json"
+    doc = json.loads(path.read_text())
+    doc["worst_pair_delta"] = "1e-99"
+    path.write_text(json.dumps(doc))
+    capsys.readouterr()
+    assert _report(work / "toy.toml", work / "run", work / "out") == 2
+    assert "checksum mismatch" in capsys.readouterr().err
+
+
+def test_changed_output_file_is_refused(work, capsys):
+    p = work / "run" / "per_query.csv"
+    p.write_text(p.read_text() + "US,extra,1/3\n")
+    capsys.readouterr()
+    assert _report(work / "toy.toml", work / "run", work / "out") == 2
+    assert "per_query.csv was changed after optimize.json was written" in capsys.readouterr().err
+
+
+def test_run_by_other_code_is_refused(work, capsys, monkeypatch):
+    import optimizer.provenance as P
+
+    real = P.code_version
+    monkeypatch.setattr(P, "code_version", lambda *f: "0" * 64 if f else real())
+    capsys.readouterr()
+    assert _report(work / "toy.toml", work / "run", work / "out") == 2
+    assert "code_version: run has" in capsys.readouterr().err
+
+
+def test_seal_hash_covers_inputs():
+    sc_inputs = {"target": {"delta": "1e-10"}}
+    doc = seal({"confirmed": True}, sc_inputs)
+    assert check_run(doc, sc_inputs) == []
+    assert check_run(doc, {"target": {"delta": "1e-13"}}) == ["target.delta: run has 1e-10, now 1e-13"]
+    forged = dict(doc, run_inputs={"target": {"delta": "1e-13"}})
+    assert check_run(forged) != []  # swapping the inputs breaks checksum / hash
+
+
+# ---------------------------------------------------------------------- item 3: skipped ≠ failed
+def test_no_confirm_reads_not_checked(work, capsys):
+    assert _report(work / "toy.toml", work / "run-nc", work / "out") == 0
+    html = (work / "out" / "report.html").read_text(encoding="utf-8")
+    assert "Not checked" in html and "NOT confirmed" not in html and "failed" not in html
+    summary = {r["key"]: r["value"] for r in csv.DictReader(open(work / "out" / "summary.csv"))}
+    assert summary["confirmed"] == "not checked" and summary["uniform_confirmed"] == "not checked"
+
+
+def test_scenario_run_does_not_reuse_an_unchecked_run(work, capsys, monkeypatch):
+    monkeypatch.chdir(work)
+    (work / "runs").mkdir()
+    shutil.copytree(work / "run-nc", work / "runs" / "toy")
+    capsys.readouterr()
+    assert main(["scenario", "run", "toy.toml", "--trials", "1", "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert "not confirmed on all pairs" in err and "--force" in err
+    assert not (work / "runs" / "toy" / "report" / "report.html").exists()  # default report folder (issue 13.5)
+
+
+def test_scenario_run_reuses_only_a_run_with_enough_trials(work, capsys, monkeypatch):
+    monkeypatch.chdir(work)
+    (work / "runs").mkdir()
+    shutil.copytree(work / "run", work / "runs" / "toy")  # confirmed, but 1 trial; the scenario wants 2
+    capsys.readouterr()
+    assert main(["scenario", "run", "toy.toml", "--quiet"]) == 2
+    assert "the run has 1 Optuna trials, 2 expected" in capsys.readouterr().err
+    assert main(["scenario", "run", "toy.toml", "--trials", "1", "--quiet"]) == 0  # what was asked for: reused
+    assert "Confirmed" in (work / "runs" / "toy" / "report" / "report.html").read_text(encoding="utf-8")
+
+
+def test_comparison_leaves_out_a_run_for_other_inputs(work, monkeypatch):
+    from optimizer.report import compare_scenarios
+
+    (work / "runs").mkdir()
+    shutil.copytree(work / "run", work / "runs" / "toy")
+    monkeypatch.chdir(work)
+    (row,) = compare_scenarios([str(work / "toy.toml")], runs_root=work / "runs")
+    assert row["confirmed"] == "yes" and row["optimized_variance_drop_percent"]
+    _scenario(work, delta="1e-13")  # the run is now for another promise
+    messages = []
+    (row,) = compare_scenarios([str(work / "toy.toml")], runs_root=work / "runs", progress=messages.append)
+    assert row["confirmed"] == "" and row["optimized_variance_drop_percent"] == ""
+    assert any("target.delta: run has 1e-10, now 1e-13" in m for m in messages)
