@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 
 COMMANDS = ("account", "pairs", "optimize", "report", "scenario")
@@ -68,6 +69,13 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     try:
         return int(args._run(args) or 0)
+    except BrokenPipeError:  # `census-plb … --json | head -1`: the reader left; exit quietly
+        try:
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())  # no second error when Python flushes stdout
+        except (OSError, ValueError):
+            pass
+        return 0
     except KeyboardInterrupt:
         print("census-plb: interrupted (finished work is cached; rerun to resume)", file=sys.stderr)
         return 130

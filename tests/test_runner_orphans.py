@@ -84,3 +84,17 @@ def test_progress_on_non_terminal_is_plain_lines(monkeypatch):
     lines = text.splitlines()
     assert lines[0].startswith("confirming: pair: 0/1000") and lines[-1].startswith("confirming: pair: 1000/1000 done")
     assert max(len(x) for x in lines) < 120
+
+
+def test_json_into_closed_pipe_exits_quietly():
+    """Item 9: `census-plb … --json | head -1` exits 0 without a BrokenPipeError traceback."""
+    eps = ",".join(str(k) for k in range(1, 401))
+    cli = [sys.executable, "-c", "import sys; from optimizer.cli import main; sys.exit(main())",
+           "account", "--sigma2", "3", "--eps", eps, "--json"]
+    producer = subprocess.Popen(cli, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=ROOT)
+    first = producer.stdout.readline()
+    producer.stdout.close()  # the reader leaves, like `head -1`
+    err = producer.stderr.read().decode()
+    assert producer.wait(timeout=120) == 0, err
+    assert first.strip() == b"{"
+    assert "BrokenPipe" not in err and "Traceback" not in err, err

@@ -46,7 +46,8 @@ def configure(p) -> None:
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument("--limit-pairs", type=int, default=None, metavar="K", help="only the first K pairs (quick runs)")
     p.add_argument("--pair", action="append", default=[], metavar="I,J", help="only this pair (repeatable)")
-    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument("--quiet", "--no-progress", dest="no_progress", action="store_true",
+                   help="no progress output on stderr")
 
 
 def _split(text: str) -> list[str]:
