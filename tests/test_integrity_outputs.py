@@ -15,15 +15,7 @@ from scenarios.loader import load_scenario
 
 ROOT = Path(__file__).resolve().parents[1]
 
-ALLOC = """name = "toy"
-run_type = "custom"
-[[geolevel]]
-name = "US"
-queries = { total = "1/10", "age * sex" = "1/5" }
-[[geolevel]]
-name = "Block"
-queries = { total = "3/10", "age * sex" = "2/5" }
-"""
+from tests.toy_scenario import TOY_ALLOC as ALLOC  # noqa: E402
 
 SCENARIO = """name = "toy"
 description = "synthetic test scenario"

@@ -13,15 +13,7 @@ from optimizer.provenance import StaleRunError, check_run, scenario_run_inputs, 
 from optimizer.report import build_report
 from scenarios.loader import load_scenario
 
-ALLOC = """name = "toy"
-run_type = "custom"
-[[geolevel]]
-name = "US"
-queries = { total = "1/10", "age * sex" = "1/5" }
-[[geolevel]]
-name = "Block"
-queries = { total = "3/10", "age * sex" = "2/5" }
-"""
+from tests.toy_scenario import TOY_ALLOC as ALLOC  # noqa: E402
 
 SCENARIO = """name = "{name}"
 description = "synthetic test scenario"
