@@ -98,12 +98,13 @@ def fresh_pairs(alloc: Allocation, target: Target, pair_list) -> dict:
     return {tuple(p): _bound(pair_delta_job(spec)) for p, spec in zip(pair_list, _pair_specs(alloc, target, pair_list))}
 
 
-def _default_runner(cache_dir, workers, progress, label=None):
+def _default_runner(cache_dir, workers, progress, label=None, scheduler=None):
     def run(alloc: Allocation, target: Target, pair_list):
         from .runner import run_jobs
 
         specs = _pair_specs(alloc, target, pair_list)
-        results = run_jobs(pair_delta_job, specs, cache_dir, workers=workers, progress=progress, label=label)
+        results = run_jobs(pair_delta_job, specs, cache_dir, workers=workers, scheduler=scheduler, progress=progress,
+                           label=label)
         return {tuple(p): _bound(r) for p, r in zip(pair_list, results)}
 
     return run
@@ -155,6 +156,7 @@ def confirm(
     progress: bool = True,
     verify_runner: Callable | None = None,
     label: str | None = None,
+    scheduler: str | None = None,
 ) -> Confirmation:
     """Check certified δ(target ε) ≤ target δ on all pairs (or the given subset).
 
@@ -169,6 +171,8 @@ def confirm(
             before a round passes, so no stored (cached) number alone decides the outcome;
             default :func:`fresh_pairs` (in this process, no cache).
         label: what is being confirmed, for the progress lines ("the uniform rescale").
+        scheduler: a Dask scheduler address for the pair jobs (workers with one thread each;
+            see :func:`optimizer.runner.check_dask_workers`); default: a local process pool.
 
     Returns:
         :class:`Confirmation`; ``passed`` is true only if every checked pair is within the
@@ -178,7 +182,7 @@ def confirm(
 
     t0 = time.perf_counter()
     runner = pairs_runner or _default_runner(cache_dir, workers, progress,
-                                             f"confirming {label or alloc.name}: pair")
+                                             f"confirming {label or alloc.name}: pair", scheduler)
     if pairs is None:
         pair_list = [(a.index, b.index) for a, b in all_pairs(paths_of(alloc))]
     else:

@@ -539,6 +539,28 @@ def _dask_call(fn: Callable, spec: Any) -> tuple[Any, float]:
     return _timed_call(fn, spec)
 
 
+#: address schemes a separate Dask scheduler can be reached by.
+SCHEDULER_SCHEMES = ("tcp", "tls", "ucx", "ws", "wss")
+
+
+def check_scheduler_address(address: str | None, where: str = "--scheduler") -> str | None:
+    """A Dask scheduler address given on a command line, checked before any work starts:
+    ``tcp://HOST:PORT`` (or another network scheme, or bare ``HOST:PORT``).  ``inproc://``
+    addresses live inside one Python process and cannot be reached from a command."""
+    if address is None:
+        return None
+    a = str(address).strip()
+    scheme, sep, rest = a.partition("://")
+    if not sep:
+        scheme, rest = "tcp", a
+    if scheme == "inproc":
+        raise ValueError(f"{where} {a}: an inproc:// scheduler exists only inside its own Python process; start one "
+                         f"with `dask scheduler` and give its tcp://HOST:PORT address")
+    if scheme not in SCHEDULER_SCHEMES or ":" not in rest or not rest.rsplit(":", 1)[1].isdigit():
+        raise ValueError(f"{where} {a}: not a Dask scheduler address (expected tcp://HOST:PORT, e.g. tcp://127.0.0.1:8786)")
+    return a
+
+
 def _run_dask(fn, unique, pending, scheduler, finish) -> None:
     try:
         import distributed

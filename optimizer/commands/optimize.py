@@ -40,6 +40,8 @@ def configure(p) -> None:
     p.add_argument("--out", default=None, help="output directory (default runs/<name>/)")
     p.add_argument("--json", action="store_true", help="print the JSON summary")
     p.add_argument("--quiet", action="store_true", help="no progress lines on stderr (errors still print)")
+    p.add_argument("--scheduler", default=None, metavar="ADDRESS",
+                   help="Dask scheduler (tcp://HOST:PORT) for the all-pairs confirmation; workers need --nthreads 1")
 
 
 def _csv(rows: list[dict]) -> str:
@@ -132,6 +134,9 @@ def run(args) -> int:
         raise ValueError(f"--trials 0: no existing study at {journal} to take the best trial from; "
                          "a new study needs --trials >= 1")
     quiet = bool(getattr(args, "quiet", False))
+    from optimizer.runner import check_scheduler_address
+
+    scheduler = check_scheduler_address(getattr(args, "scheduler", None))
     log = (lambda m: None) if quiet else (lambda m: print(m, file=sys.stderr, flush=True))
     target = S.target_from_allocation(alloc, delta=delta, conversion=conv)
     log(f"target: ε = {target.epsilon[:22]}… δ = {target.delta} ({conv})")
@@ -154,7 +159,7 @@ def run(args) -> int:
 
         log("confirming the uniform rescale on all pairs …")
         conf_u = confirm(uniform, target, cache_dir=out / "cache-uniform", workers=args.workers,
-                         label="the uniform rescale", progress=not quiet)
+                         label="the uniform rescale", progress=not quiet, scheduler=scheduler)
         uniform = conf_u.allocation
         c_u = c_u * conf_u.recalibration
         uconf = {"uniform_confirmed": bool(conf_u.passed), "uniform_worst_pair": list(conf_u.worst_pair),
@@ -164,7 +169,7 @@ def run(args) -> int:
             f"drop {100 * (1 - 1 / float(c_u)):.4f}%")
         log("confirming the optimized allocation on all pairs …")
         conf = confirm(optimized, target, cache_dir=out / "cache", workers=args.workers,
-                       label="the optimized allocation", progress=not quiet)
+                       label="the optimized allocation", progress=not quiet, scheduler=scheduler)
         confirmed, worst_pair, n_pairs = conf.passed, list(conf.worst_pair), conf.n_pairs
         worst_delta = _fmt_upper(conf.worst_delta)
         conf_seconds, recal = conf.seconds, str(conf.recalibration)

@@ -82,6 +82,9 @@ def validate(args) -> None:
     naming the option and the value)."""
     import math
 
+    from optimizer.runner import check_scheduler_address
+
+    check_scheduler_address(args.scheduler)
     for e in _split(args.eps):
         value = _exact(e, "--eps")
         if not 0 <= value <= EPS_MAX:

@@ -41,6 +41,8 @@ def configure(p) -> None:
                         "0 = the scenario's own trial count")
     p.add_argument("--force", action="store_true",
                    help="recompute the optimizer run even if the run directory has a valid one (overwrites it)")
+    p.add_argument("--scheduler", default=None, metavar="ADDRESS",
+                   help="Dask scheduler (tcp://HOST:PORT) for the optimizer's all-pairs confirmation")
     p.add_argument("--quiet", action="store_true", help="no progress output")
 
 
@@ -54,7 +56,7 @@ def _progress(quiet: bool):
     return say
 
 
-def run_optimizer(scenario_name: str, run_dir: Path, say, trials: int = 0) -> bool:
+def run_optimizer(scenario_name: str, run_dir: Path, say, trials: int = 0, scheduler: str | None = None) -> bool:
     """Run ``census-plb optimize`` for the scenario into ``run_dir``; False if it is unavailable."""
     try:
         mod = importlib.import_module("optimizer.commands.optimize")
@@ -68,6 +70,8 @@ def run_optimizer(scenario_name: str, run_dir: Path, say, trials: int = 0) -> bo
     argv = ["--scenario", scenario_name]
     if trials and "--trials" in known:
         argv += ["--trials", str(trials)]
+    if scheduler:
+        argv += ["--scheduler", scheduler]
     for opt in ("--out", "--out-dir", "--run-dir"):
         if opt in known:
             argv += [opt, str(run_dir)]
@@ -122,7 +126,10 @@ def run(args) -> int:
     from optimizer.report import build_report, check_report_outputs
     from scenarios.loader import list_scenarios, load_scenario
 
+    from optimizer.runner import check_scheduler_address
+
     say = _progress(args.quiet)
+    scheduler = check_scheduler_address(getattr(args, "scheduler", None))
     sc = load_scenario(args.scenario)
     run_dir = Path(args.run_dir) if args.run_dir else Path("runs") / sc.name
     out = output_dir(args, sc.name)
@@ -138,7 +145,7 @@ def run(args) -> int:
                 raise ValueError("--force and --skip-optimize contradict each other; give one of them")
             say(f"no {run_dir}/optimize.json and --skip-optimize: accounting-only report")
         else:
-            run_optimizer(name, run_dir, say, args.trials)
+            run_optimizer(name, run_dir, say, args.trials, scheduler)
     written = build_report(sc, run_dir, out, progress=say)
     say(f"done: {out / 'report.html'} ({len(written)} files)")
     print(out / "report.html")

@@ -26,6 +26,8 @@ def configure(p) -> None:
     r.add_argument("--skip-optimize", action="store_true", help="accounting-only unless optimizer output exists")
     r.add_argument("--trials", type=int, default=0, help="Optuna trials (default 0 = the scenario's count)")
     r.add_argument("--force", action="store_true", help="recompute the optimizer run even if one exists")
+    r.add_argument("--scheduler", default=None, metavar="ADDRESS",
+                   help="Dask scheduler (tcp://HOST:PORT) for the all-pairs confirmation")
     r.add_argument("--publish", action="store_true",
                    help="write the report into the committed reports/<name>/ (default runs/<name>/report/)")
     c = sub.add_parser("compare", help="one table over scenarios: runs/scenario_comparison.csv/.md")
@@ -51,7 +53,7 @@ def run(args) -> int:
 
         ns = argparse.Namespace(scenario=args.name, run_dir=None, out=None, skip_optimize=args.skip_optimize,
                                 quiet=args.quiet, trials=args.trials, force=args.force, publish=args.publish,
-                                require_confirmed=not args.skip_optimize)
+                                require_confirmed=not args.skip_optimize, scheduler=args.scheduler)
         return report.run(ns)
     from optimizer.report import compare_scenarios, default_comparison_dir, write_comparison
     from optimizer.atomic import check_writable
