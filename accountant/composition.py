@@ -118,9 +118,6 @@ DIRECT_KEPT_MAX = 1_200_000
 #: 1–3): 8e4 kept nodes — δ(0.5) to 2.4e-4 relative in 0.5 s (the old planned-count sizing:
 #: > 30 s for a width of 100 %).
 COARSE_KEPT = 150_000
-#: thresholds per call in β's bracket search on the coarse sandwich (measured on 4 unrelated
-#: components, 1e5 kept nodes: 16 points 4.2 s, 256 points 12.9 s per β — its cost is per threshold too).
-COARSE_SEARCH_POINTS = 16
 #: β's bracket search asks for ~100 thresholds; on an exact split chain costing more than this
 #: (:func:`split_search_cost`: chain cost × leaf nodes/1000; DHC [6, 6]: 268) it runs instead
 #: on the direct trapezoid when that is small (:meth:`Composition._tradeoff_search_engine`:
@@ -423,7 +420,7 @@ class Composition:
         self._engine = make_engine(
             tuple(LatticeGroup(m.sigma2, b, c) for (m, c), b in zip(self.groups, self.lattice.weights))
         )
-        self._coarse = None  # β's engine on costly split chains, built on first use
+        self._beta_engine = None  # β's engine on costly split chains, built on first use
 
     # ------------------------------------------------------------------ structure
     @property
@@ -595,13 +592,13 @@ class Composition:
         """The engine for β when the exact split chain is too costly: the direct trapezoid when
         its window-sieve estimate is at most :data:`DIRECT_KEPT_MAX` (exact), else the coarse
         sandwich (flagged).  Built once per composition."""
-        if self._coarse is None:
+        if self._beta_engine is None:
             groups = self._lattice_groups()
             if direct_kept_estimate(groups, TRADEOFF_DIRECT_LOG_THRESHOLD) <= DIRECT_KEPT_MAX:
-                self._coarse = TailEngine(groups)
+                self._beta_engine = TailEngine(groups)
             else:
-                self._coarse = coarse_engine(groups)
-        return self._coarse
+                self._beta_engine = coarse_engine(groups)
+        return self._beta_engine
 
     def _direct_tradeoff_engine(self):
         """A direct trapezoid engine for the trade-off thresholds of a composition whose engine
@@ -870,8 +867,7 @@ class Composition:
         res = None
         for scale in (1.0, 1e-6, 1e-12):
             res, _ = tradeoff_at(a, self.lattice.two_c, sd,
-                                 lambda ms, s=scale: self._tails(ms, tol * s / 4, rtol * s / 4, engine),
-                                 points=16 if improvable else COARSE_SEARCH_POINTS)
+                                 lambda ms, s=scale: self._tails(ms, tol * s / 4, rtol * s / 4, engine))
             res = res.with_target(tol, rtol)
             if res.tolerance_met or not improvable:
                 break
