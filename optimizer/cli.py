@@ -12,6 +12,7 @@ import argparse
 import importlib
 import os
 import sys
+import warnings
 
 COMMANDS = ("account", "pairs", "optimize", "report", "scenario")
 
@@ -59,6 +60,21 @@ def _pop_debug(argv: list[str]) -> tuple[list[str], bool]:
     return [a for a in argv[:end] if a != "--debug"] + argv[end:], debug
 
 
+def _one_line_warning(command: str):
+    """``warnings.showwarning`` for the CLI: each warning as one ``note:`` line on stderr, each
+    distinct message once (``--debug`` keeps Python's default file:line format)."""
+    seen: set[str] = set()
+
+    def show(message, category, filename, lineno, file=None, line=None):  # noqa: ARG001
+        text = " ".join(str(message).split())
+        if text in seen:
+            return
+        seen.add(text)
+        print(f"census-plb {command}: note: {text}", file=sys.stderr)
+
+    return show
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     argv, debug = _pop_debug(list(sys.argv[1:] if argv is None else argv))
@@ -68,7 +84,10 @@ def main(argv: list[str] | None = None) -> int:
         parser.print_help()
         return 2
     try:
-        return int(args._run(args) or 0)
+        with warnings.catch_warnings():
+            if not args.debug:
+                warnings.showwarning = _one_line_warning(args.command)
+            return int(args._run(args) or 0)
     except BrokenPipeError:  # `census-plb … --json | head -1`: the reader left; exit quietly
         try:
             devnull = os.open(os.devnull, os.O_WRONLY)
