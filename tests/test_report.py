@@ -144,3 +144,23 @@ def test_comparison_table(toy, tmp_path, monkeypatch):
     assert len(rows) == 1 and rows[0]["scenario"] == "toy"
     csv_path, md_path = write_comparison(rows, tmp_path)
     assert csv_path.read_text().startswith("scenario,") and "| toy |" in md_path.read_text()
+
+
+def test_timings_do_not_change_the_report(toy, report, tmp_path):
+    """Issue 13 item 5: a deliberate regeneration (same inputs, same code, a second optimizer run
+    that only took a different time) gives byte-identical report files."""
+    import shutil
+
+    out, _ = report
+    run2 = tmp_path / "run2"
+    shutil.copytree(toy / "run", run2)
+    doc = json.loads((run2 / "optimize.json").read_text())
+    doc.update(seconds=99.25, confirm_seconds=7.5, trials_per_minute=3.0)
+    (run2 / "optimize.json").write_text(json.dumps(seal(
+        {k: v for k, v in doc.items() if k not in ("checksum", "run_hash", "run_inputs", "result_format")},
+        scenario_run_inputs(load_scenario(toy / "toy.toml")))))
+    out2 = tmp_path / "out2"
+    build_report(load_scenario(toy / "toy.toml"), run2, out2)
+    for name in sorted(p.name for p in out.iterdir()):
+        assert (out / name).read_bytes() == (out2 / name).read_bytes(), name
+    assert "99.25" not in (out2 / "report.md").read_text(encoding="utf-8")
