@@ -29,8 +29,8 @@ RESULT_FORMAT = 2
 
 _ROOT = Path(__file__).resolve().parent.parent
 #: optimizer modules that compute numbers (report/cli/runner/atomic only present or move them)
-_COMPUTE_MODULES = ("allocation.py", "confirm.py", "pairs.py", "profile.py", "provenance.py", "search.py",
-                    "spine.py")
+_COMPUTE_MODULES = ("allocation.py", "confirm.py", "pairs.py", "pipeline.py", "profile.py", "provenance.py",
+                    "run_result.py", "search.py", "spine.py")
 
 
 def canonical(obj: Any) -> str:
@@ -97,7 +97,7 @@ def run_inputs(*, scenario: Mapping | None, alloc, target, weights: Mapping) -> 
         sc = {k: v for k, v in dict(scenario).items() if k != "description"}
     return {
         "result_format": RESULT_FORMAT,
-        "code_version": code_version(_ROOT / "optimizer" / "commands" / "optimize.py"),
+        "code_version": code_version(_ROOT / "optimizer" / "pipeline.py"),
         "package_version": _package_version(),
         "scenario": sc,
         "allocation": {"name": alloc.name, "sha256": allocation_digest(alloc)},

@@ -17,8 +17,6 @@ examples:
 
 from __future__ import annotations
 
-import argparse
-import importlib
 import sys
 import time
 from pathlib import Path
@@ -56,33 +54,20 @@ def _progress(quiet: bool):
     return say
 
 
-def run_optimizer(scenario_name: str, run_dir: Path, say, trials: int = 0, scheduler: str | None = None) -> bool:
-    """Run ``census-plb optimize`` for the scenario into ``run_dir``; False if it is unavailable."""
-    try:
-        mod = importlib.import_module("optimizer.commands.optimize")
-    except ImportError as exc:
-        say(f"optimizer not available ({exc}); writing the accounting-only report")
-        return False
-    parser = argparse.ArgumentParser(prog="census-plb optimize", add_help=False)
-    parser.add_argument("--debug", action="store_true")
-    mod.configure(parser)
-    known = parser._option_string_actions  # noqa: SLF001 - only to see which options exist
-    argv = ["--scenario", scenario_name]
-    if trials and "--trials" in known:
-        argv += ["--trials", str(trials)]
-    if scheduler:
-        argv += ["--scheduler", scheduler]
-    for opt in ("--out", "--out-dir", "--run-dir"):
-        if opt in known:
-            argv += [opt, str(run_dir)]
-            break
-    say(f"running the optimizer: census-plb optimize {' '.join(argv)}")
-    rc = int(mod.run(parser.parse_args(argv)) or 0)
-    if rc == 3:
+def run_optimizer(scenario_name: str, run_dir: Path, say, trials: int = 0, scheduler: str | None = None,
+                  quiet: bool = False) -> bool:
+    """Run the optimizer pipeline for the scenario and write its result into ``run_dir``
+    (``trials`` > 0 overrides the scenario's trial count); True when a result was written."""
+    from optimizer.pipeline import optimize, spec_for
+
+    spec = spec_for(scenario=scenario_name, trials=trials or None)
+    say(f"running the optimizer for {spec.name} ({spec.trials} trials) into {run_dir}")
+    log = (lambda m: None) if quiet else (lambda m: print(m, file=sys.stderr, flush=True))
+    result = optimize(spec, run_dir, scheduler=scheduler, log=log, progress=not quiet)
+    result.write(run_dir)
+    if not result.summary["confirmed"]:
         say("optimizer: confirmation over all pairs FAILED (the report says so)")
-    elif rc != 0:
-        say(f"optimizer exited with code {rc}; writing the report from whatever it produced")
-    return (run_dir / "optimize.json").is_file()
+    return True
 
 
 def _check_reusable(run_dir: Path, sc, args, say) -> None:
@@ -145,7 +130,7 @@ def run(args) -> int:
                 raise ValueError("--force and --skip-optimize contradict each other; give one of them")
             say(f"no {run_dir}/optimize.json and --skip-optimize: accounting-only report")
         else:
-            run_optimizer(name, run_dir, say, args.trials, scheduler)
+            run_optimizer(name, run_dir, say, args.trials, scheduler, quiet=args.quiet)
     written = build_report(sc, run_dir, out, progress=say)
     say(f"done: {out / 'report.html'} ({len(written)} files)")
     print(out / "report.html")

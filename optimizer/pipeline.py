@@ -1,0 +1,284 @@
+"""The optimizer pipeline as a library call: :class:`RunSpec` in, :class:`RunResult` out.
+
+:func:`optimize` is what ``census-plb optimize`` (and ``report``, ``scenario run``) runs:
+
+1. the promise: ε of the zCDP conversion of the allocation's total ρ at the target δ
+   (:func:`optimizer.search.target_from_allocation`);
+2. stage 1, the uniform rescale ρ_q → c·ρ_q on the proxy pair (:func:`~optimizer.search.uniform_rescale`);
+3. stage 2, the zCDP-optimum shape of the weighted variance, calibrated by the exact accountant
+   (:func:`~optimizer.search.zcdp_optimum`, :func:`~optimizer.search.calibrate_shape`);
+4. stage 3, the Optuna search (:func:`~optimizer.search.reallocate`);
+5. unless ``confirm=False``: the all-pairs confirmation of the uniform rescale and of the
+   optimized allocation (:func:`optimizer.confirm.confirm`, worst pairs recomputed fresh);
+6. the tables and the proxy pair's exact curves.
+
+The CLI only parses arguments into a :class:`RunSpec`, calls :func:`optimize`, writes the
+:class:`~optimizer.run_result.RunResult` and prints it.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import time
+from dataclasses import dataclass, field
+from fractions import Fraction
+from pathlib import Path
+from typing import Any, Callable, Mapping
+
+from optimizer.run_result import RunResult
+
+__all__ = ["RunSpec", "optimize", "spec_for"]
+
+#: the objective the Optuna search and the zCDP optimum minimise (stored in the summary)
+OBJECTIVE = "sum_q w_q * sigma_q^2, sigma_q^2 = 1/rho_q (nominal per-query budgets)"
+#: ε grid of the stored curves: k/40 × the promised ε, k = 8 … 48 (plus the promised ε itself)
+CURVE_STEPS = range(8, 49)
+#: points of the stored trade-off curves
+TRADEOFF_POINTS = 201
+#: tolerances of the stored δ curves (absolute, relative)
+CURVE_TOL, CURVE_RTOL = 1e-30, 1e-12
+
+
+@dataclass(frozen=True)
+class RunSpec:
+    """What one optimizer run is asked to do (validated by :func:`spec_for`).
+
+    Attributes:
+        name: scenario (or built-in allocation) name; runs go to ``runs/<name>/`` by default.
+        allocation: the baseline :class:`optimizer.allocation.Allocation`.
+        conversion: zCDP → (ε, δ) conversion of the promise (``"bun-steinke"`` or ``"cks"``).
+        delta: the target δ as written (exact decimal or fraction string).
+        trials: Optuna trials to run now; seed: the study's seed.
+        weights: ``{(geolevel, query): Fraction}`` of the weighted-variance objective.
+        scenario: the scenario's :meth:`~scenarios.loader.Scenario.as_dict` (``None`` for a bare
+            built-in allocation).
+    """
+
+    name: str
+    allocation: Any
+    conversion: str
+    delta: str
+    trials: int
+    seed: int
+    weights: Mapping[tuple[str, str], Fraction] = field(compare=False)
+    scenario: Mapping[str, Any] | None = field(default=None, compare=False)
+
+
+def spec_for(*, scenario: str | None = None, allocation: str | None = None, conversion: str | None = None,
+             delta: str | None = None, trials: int | None = None, seed: int | None = None,
+             delta_source: str | None = None) -> RunSpec:
+    """A :class:`RunSpec` from a scenario (name or ``.toml`` path; a built-in allocation name is
+    accepted too) or a built-in allocation, with optional overrides; everything is validated here,
+    before any work (``ValueError`` naming the value and where it came from)."""
+    from optimizer.allocation import BUILTIN_NAMES, load_builtin
+
+    if (scenario is None) == (allocation is None):
+        raise ValueError("give exactly one of scenario and allocation")
+    name = scenario or allocation
+    scen = None
+    if scenario:
+        from scenarios.loader import SCENARIO_DIR, load_scenario
+
+        if Path(scenario).suffix == ".toml" or (SCENARIO_DIR / f"{scenario}.toml").is_file():
+            scen = load_scenario(scenario)
+            name = scen.name
+        elif scenario not in BUILTIN_NAMES:
+            raise ValueError(f"unknown scenario or allocation {scenario!r}; built-in allocations: "
+                             f"{', '.join(BUILTIN_NAMES)}")
+    if scen is not None:
+        alloc = scen.load_allocation()
+        weights = {(g, q): scen.weight(g, q) for g, q, _ in alloc.items()}
+        conv, dlt, n_trials, sd, sdict = scen.conversion, scen.target_delta_text, scen.trials, scen.seed, scen.as_dict()
+    else:
+        if name not in BUILTIN_NAMES:
+            raise ValueError(f"unknown allocation {name!r}; built-in: {', '.join(BUILTIN_NAMES)}")
+        alloc = load_builtin(name)
+        weights = {(g, q): Fraction(1) for g, q, _ in alloc.items()}
+        conv, dlt, n_trials, sd, sdict = "bun-steinke", "1e-10", 30, 0, None
+    conv = conversion or conv
+    where = delta_source or ("--delta" if delta else f"target delta of {name}")
+    dlt = delta or dlt
+    n_trials = trials if trials is not None else n_trials
+    sd = seed if seed is not None else sd
+    if n_trials < 0:
+        raise ValueError(f"--trials must be >= 0, got {n_trials}")
+    _check_delta(dlt, where)
+    return RunSpec(name, alloc, conv, str(dlt), int(n_trials), int(sd), weights, sdict)
+
+
+def _check_delta(delta: str, where: str) -> None:
+    """Refuse a target δ outside the supported range before any work (see scenarios.loader)."""
+    from accountant.exact import to_fraction
+    from scenarios.loader import check_target_delta
+
+    try:
+        value = to_fraction(str(delta), name=where)
+    except (TypeError, ValueError, ZeroDivisionError):
+        raise ValueError(f"{where}: cannot parse {str(delta)[:40]!r} as an exact decimal or fraction") from None
+    check_target_delta(value, delta, where, None, None)
+
+
+def _fmt_upper(v) -> str:
+    """An upper bound (``v.upper``) as a 20-digit decimal rounded up (its safe side)."""
+    from accountant.decimals import outward
+
+    return outward(v.upper, +1, 20)
+
+
+def _git_commit() -> str | None:
+    try:
+        out = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, timeout=10,
+                             cwd=Path(__file__).resolve().parent)
+        return out.stdout.strip() or None if out.returncode == 0 else None
+    except (OSError, subprocess.SubprocessError):
+        return None
+
+
+def _quiet(_msg: str) -> None:
+    return None
+
+
+def optimize(spec: RunSpec, workdir: str | Path, *, confirm: bool = True, workers: int = 2,
+             scheduler: str | None = None, storage: str | Path | None = None,
+             log: Callable[[str], None] = _quiet, progress: bool = False) -> RunResult:
+    """Run the optimizer for ``spec`` (see the module docstring for the stages).
+
+    Args:
+        spec: what to run (:func:`spec_for`).
+        workdir: the run's folder: the Optuna journal (unless ``storage``) and the confirmation
+            caches live there; the result is not written (call :meth:`RunResult.write`).
+        confirm: run the all-pairs confirmations (else the summary says ``confirm_skipped``).
+        workers, scheduler: processes, or a Dask scheduler address, for the confirmations.
+        storage: Optuna storage URL or journal path (default ``workdir/optuna.journal``).
+        log: one-line progress messages; progress: progress lines of the confirmations.
+
+    Returns:
+        the :class:`RunResult` (its summary not yet sealed: :meth:`RunResult.write` seals it).
+    """
+    from optimizer import provenance as P
+    from optimizer import search as S
+
+    t_start = time.perf_counter()
+    out = Path(workdir)
+    alloc, conv, weights = spec.allocation, spec.conversion, spec.weights
+    target = S.target_from_allocation(alloc, delta=spec.delta, conversion=conv)
+    log(f"target: ε = {target.epsilon[:22]}… δ = {target.delta} ({conv})")
+    c_u, uniform, d_u = S.uniform_rescale(alloc, target)
+    log(f"stage 1 uniform: c = {float(c_u):.10f}  drop {100 * (1 - 1 / float(c_u)):.4f}%")
+    zshape, zinfo = S.zcdp_optimum(alloc, weights, return_info=True)
+    zcal = S.calibrate_shape(zshape, target, hint=float(c_u))
+    log(f"stage 2 zCDP optimum: drop {S.variance_drop_percent(zcal.allocation, alloc, weights):.4f}%")
+    res = S.reallocate(alloc, target, weights, n_trials=spec.trials, seed=spec.seed,
+                       storage=storage if storage else out / "optuna.journal",
+                       scenario=spec.name, uniform_c=c_u, zcdp_shape=zshape, log=log)
+    optimized, c_opt, d_opt = res.allocation, res.c, res.delta
+    confirmed, worst_pair, worst_delta, conf_seconds, n_pairs, recal = False, None, None, None, 0, None
+    verified: list[list[int]] = []
+    c_u_proxy = c_u
+    uconf = {"uniform_confirmed": False, "uniform_worst_pair": None, "uniform_worst_pair_delta": None,
+             "uniform_confirm_recalibration": None}
+    if confirm:
+        from optimizer.confirm import confirm as confirm_all
+
+        log("confirming the uniform rescale on all pairs …")
+        conf_u = confirm_all(uniform, target, cache_dir=out / "cache-uniform", workers=workers,
+                             label="the uniform rescale", progress=progress, scheduler=scheduler)
+        uniform = conf_u.allocation
+        c_u = c_u * conf_u.recalibration
+        uconf = {"uniform_confirmed": bool(conf_u.passed), "uniform_worst_pair": list(conf_u.worst_pair),
+                 "uniform_worst_pair_delta": _fmt_upper(conf_u.worst_delta),
+                 "uniform_confirm_recalibration": str(conf_u.recalibration)}
+        log(f"uniform rescale confirmed={conf_u.passed} on {conf_u.n_pairs} pairs; worst {conf_u.worst_pair}; "
+            f"drop {100 * (1 - 1 / float(c_u)):.4f}%")
+        log("confirming the optimized allocation on all pairs …")
+        conf = confirm_all(optimized, target, cache_dir=out / "cache", workers=workers,
+                           label="the optimized allocation", progress=progress, scheduler=scheduler)
+        confirmed, worst_pair, n_pairs = conf.passed, list(conf.worst_pair), conf.n_pairs
+        worst_delta = _fmt_upper(conf.worst_delta)
+        conf_seconds, recal = conf.seconds, str(conf.recalibration)
+        verified = [list(p) for p in conf.verified_pairs]  # recomputed without the cache
+        optimized = conf.allocation
+
+    def drop(a) -> float:
+        return S.variance_drop_percent(a, alloc, weights)
+
+    rows, grows = _tables(alloc, uniform, zcal.allocation, optimized)
+    crow, trows = _curves(alloc, optimized, target, conv)
+    summary = {
+        "scenario": spec.name, "allocation": alloc.name, "conversion": conv,
+        "target_epsilon": target.epsilon, "target_delta": target.delta,
+        "baseline_total_rho": str(alloc.total_rho),
+        "uniform_c": str(c_u), "uniform_c_float": float(c_u),
+        "uniform_variance_drop_percent": 100 * (1 - 1 / float(c_u)),
+        "uniform_proxy_c": str(c_u_proxy),
+        "uniform_proxy_variance_drop_percent": 100 * (1 - 1 / float(c_u_proxy)),
+        **uconf,
+        "uniform_proxy_delta": _fmt_upper(d_u),
+        "zcdp_optimum_variance_drop_percent": drop(zcal.allocation),
+        "zcdp_optimum_shape_variance_drop_percent": drop(zshape),
+        "zcdp_optimum_c": str(zcal.c), "zcdp_solver": zinfo,
+        "optimized_variance_drop_percent": drop(optimized),
+        "optimized_c": str(c_opt), "optimized_total_rho": str(optimized.total_rho),
+        "optimized_proxy_delta": _fmt_upper(d_opt),
+        "confirmed": bool(confirmed), "confirm_skipped": not confirm, "n_pairs_confirmed": n_pairs,
+        "worst_pair": worst_pair, "worst_pair_delta": worst_delta, "confirm_seconds": conf_seconds,
+        "confirm_recalibration": recal, "worst_pairs_recomputed": verified,
+        "objective": OBJECTIVE,
+        "weights": {f"{g}/{q}": str(v) for (g, q), v in weights.items() if v != 1},
+        "study_name": res.study_name, "trials_run": res.n_trials_run, "trials_total": res.n_trials_total,
+        "best_trial": res.best_trial, "trials_per_minute": res.trials_per_minute,
+        "seed": spec.seed, "config_hash": res.config_hash, "scenario_config": spec.scenario,
+        "tolerances": {"final_tol": S.TOL_FINAL, "final_rtol": S.RTOL_FINAL, "search_tol": S.TOL_SEARCH,
+                       "search_rtol": S.RTOL_SEARCH, "xtol_final": S.XTOL_FINAL, "xtol_search": S.XTOL_SEARCH},
+        "versions": S._versions(), "git_commit": _git_commit(),
+        "seconds": time.perf_counter() - t_start,
+    }
+    inputs = P.run_inputs(scenario=spec.scenario, alloc=alloc, target=target, weights=weights)
+    return RunResult(summary, rows, grows, crow, trows, optimized.to_toml(), inputs=inputs)
+
+
+def _tables(alloc, uniform, zcdp_opt, optimized) -> tuple[list[dict], list[dict]]:
+    """Per-query and per-geolevel rows: σ² of each allocation and the drops against ``alloc``."""
+    u_s, z_s, o_s = uniform.sigma2(), zcdp_opt.sigma2(), optimized.sigma2()
+    rows = []
+    for g, q, r in alloc.items():
+        b = float(1 / r)
+        rows.append({"geolevel": g, "query": q, "baseline_rho": str(r), "baseline_sigma2": b,
+                     "uniform_sigma2": float(u_s[(g, q)]), "zcdp_optimum_sigma2": float(z_s[(g, q)]),
+                     "optimized_sigma2": float(o_s[(g, q)]),
+                     "drop_percent_uniform": 100 * (1 - float(u_s[(g, q)]) / b),
+                     "drop_percent_optimized": 100 * (1 - float(o_s[(g, q)]) / b)})
+    grows = []
+    for lv in alloc.levels:
+        sel = [x for x in rows if x["geolevel"] == lv.name]
+        sb = sum(x["baseline_sigma2"] for x in sel)
+        su, sz, so = (sum(x[k] for x in sel) for k in ("uniform_sigma2", "zcdp_optimum_sigma2", "optimized_sigma2"))
+        grows.append({"geolevel": lv.name, "baseline_rho": str(lv.total),
+                      "optimized_rho": str(optimized.level(lv.name).total),
+                      "baseline_sigma2_sum": sb, "uniform_sigma2_sum": su, "zcdp_optimum_sigma2_sum": sz,
+                      "optimized_sigma2_sum": so, "drop_percent_uniform": 100 * (1 - su / sb),
+                      "drop_percent_zcdp_optimum": 100 * (1 - sz / sb), "drop_percent_optimized": 100 * (1 - so / sb)})
+    return rows, grows
+
+
+def _curves(alloc, optimized, target, conv: str) -> tuple[list[dict], list[dict]]:
+    """Exact δ(ε) of the proxy pair (baseline, optimized) beside the zCDP claim; trade-off curves."""
+    from optimizer import search as S
+
+    eps_t = float(target.epsilon_fraction)
+    grid = [f"{eps_t * k / 40:.6f}" for k in CURVE_STEPS]
+    grid = sorted(set(grid + [target.epsilon]), key=Fraction)
+    pb, po = S.proxy_composition(alloc), S.proxy_composition(optimized)
+    db = pb.delta_curve(grid, tol=CURVE_TOL, rtol=CURVE_RTOL)
+    do = po.delta_curve(grid, tol=CURVE_TOL, rtol=CURVE_RTOL)
+    crow = [{"epsilon": float(Fraction(e)), "epsilon_exact": e,
+             "delta_zcdp_claim": float(S.zcdp_claim_delta(alloc.total_rho, e, conv)),
+             "delta_baseline_exact": float(b.upper), "delta_optimized_exact": float(o.upper)}
+            for e, b, o in zip(grid, db, do)]
+    trows = []
+    for label, comp in (("baseline", pb), ("optimized", po)):
+        tc = comp.tradeoff_curve(n=TRADEOFF_POINTS)
+        for z, a_, b_ in zip(tc.zeta, tc.alpha, tc.beta):
+            trows.append({"curve": label, "zeta": float(z), "alpha": float(a_.value), "beta": float(b_.value),
+                          "alpha_lower": float(a_.lower), "beta_lower": float(b_.lower)})
+    return crow, trows

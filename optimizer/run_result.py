@@ -1,0 +1,145 @@
+"""The one schema of an optimizer run on disk: :class:`RunResult` and its files.
+
+A run directory holds (:data:`RUN_FILES`):
+
+* ``optimize.json`` — the summary (:func:`optimizer.pipeline.optimize` lists its keys), sealed
+  by :func:`optimizer.provenance.seal` with the hash of everything the run depends on and the
+  sha256 of each CSV/TOML file below (``outputs``);
+* ``per_query.csv`` — one row per (geolevel, query): baseline ρ and σ², σ² of the uniform
+  rescale, of the calibrated zCDP-optimum shape and of the optimized allocation, drops in %;
+* ``per_geolevel.csv`` — the same summed per geolevel, with baseline and optimized ρ;
+* ``curves.csv`` — exact δ(ε) of the proxy pair, baseline and optimized, beside the zCDP claim;
+* ``tradeoff.csv`` — the proxy pair's trade-off curves (long format: ``curve``, ``zeta``,
+  ``alpha``, ``beta``, lower ends);
+* ``allocation_optimized.toml`` — the optimized allocation, exact fractions.
+
+:meth:`RunResult.write` writes all of them atomically (never through a symbolic link, the
+summary last, so a directory with an ``optimize.json`` is complete); :meth:`RunResult.read`
+reads them back (CSV cells as strings) and says in one line which file is damaged.
+The format version is :data:`optimizer.provenance.RESULT_FORMAT` (stored in the summary).
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import io
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Mapping
+
+from optimizer.atomic import atomic_write_text, check_writable
+
+__all__ = ["RUN_FILES", "TABLE_FILES", "RunResult"]
+
+#: the CSV tables of a run, in the order they are written: (file name, RunResult attribute)
+TABLE_FILES = (("per_query.csv", "per_query"), ("per_geolevel.csv", "per_geolevel"), ("curves.csv", "curves"),
+               ("tradeoff.csv", "tradeoff"))
+#: every file of a run directory (the summary is written last)
+RUN_FILES = tuple(n for n, _ in TABLE_FILES) + ("allocation_optimized.toml", "optimize.json")
+
+
+def _csv_text(rows: list[dict]) -> str:
+    """Rows as CSV text: floats with 17 significant digits (round-trip exact), ``\\n`` lines."""
+    import pandas as pd
+
+    buf = io.StringIO()
+    pd.DataFrame(rows).to_csv(buf, index=False, float_format="%.17g", lineterminator="\n")
+    return buf.getvalue()
+
+
+def _sha256(data: str | bytes) -> str:
+    return hashlib.sha256(data.encode("utf-8") if isinstance(data, str) else data).hexdigest()
+
+
+@dataclass
+class RunResult:
+    """One optimizer run: the summary, its tables and the optimized allocation.
+
+    Attributes:
+        summary: the ``optimize.json`` document (JSON-ready; sealed when written or read).
+        per_query, per_geolevel, curves, tradeoff: table rows (numbers when computed, strings
+            when read back from disk).
+        allocation_toml: the optimized allocation as TOML text.
+        inputs: :func:`optimizer.provenance.run_inputs` of the run (what it depends on); sealed
+            into the summary by :meth:`write`.
+        directory: where it was read from or written to.
+    """
+
+    summary: dict[str, Any]
+    per_query: list[dict] = field(default_factory=list)
+    per_geolevel: list[dict] = field(default_factory=list)
+    curves: list[dict] = field(default_factory=list)
+    tradeoff: list[dict] = field(default_factory=list)
+    allocation_toml: str = ""
+    inputs: Mapping[str, Any] | None = None
+    directory: Path | None = None
+
+    # ------------------------------------------------------------------ writing
+    def file_texts(self) -> dict[str, str]:
+        """``{file name: text}`` of the tables and the allocation (not the summary)."""
+        out = {name: _csv_text(getattr(self, attr)) for name, attr in TABLE_FILES}
+        out["allocation_optimized.toml"] = self.allocation_toml
+        return out
+
+    def sealed_summary(self) -> dict[str, Any]:
+        """The summary with ``outputs`` (sha256 of each file) and the provenance seal."""
+        from optimizer import provenance as P
+
+        texts = self.file_texts()
+        summary = dict(self.summary)
+        summary["outputs"] = {n: _sha256(t) for n, t in texts.items()}
+        if self.inputs is None:
+            raise ValueError("RunResult.write: the run's inputs are unknown (cannot seal its summary)")
+        return P.seal(summary, self.inputs)
+
+    def write(self, out: str | Path) -> dict[str, Path]:
+        """Write every file of :data:`RUN_FILES` into ``out``; returns ``{name: path}``.
+
+        Each file is refused up front if it is a symbolic link, written atomically, and the
+        summary goes last; ``self.summary`` becomes the sealed summary."""
+        d = Path(out)
+        for name in RUN_FILES:
+            check_writable(d / name)
+        texts = self.file_texts()
+        sealed = self.sealed_summary()
+        d.mkdir(parents=True, exist_ok=True)
+        for name, text in texts.items():
+            atomic_write_text(d / name, text)
+        atomic_write_text(d / "optimize.json", self.summary_text(sealed) + "\n")
+        self.summary, self.directory = sealed, d
+        return {n: d / n for n in RUN_FILES}
+
+    @staticmethod
+    def summary_text(summary: Mapping[str, Any]) -> str:
+        """The summary as it is stored and printed (``--json``): indented JSON."""
+        return json.dumps(summary, indent=2, default=str)
+
+    # ------------------------------------------------------------------ reading
+    @classmethod
+    def read(cls, run_dir: str | Path) -> "RunResult | None":
+        """The run stored in ``run_dir`` (``None`` if it has no ``optimize.json``); tables that are
+        absent read as empty. A damaged summary raises ``ValueError`` naming the file."""
+        d = Path(run_dir)
+        opt = d / "optimize.json"
+        if not opt.is_file():
+            return None
+        try:
+            summary = json.loads(opt.read_text(encoding="utf-8"))
+        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+            raise ValueError(f"{opt}: not a complete optimizer output ({type(exc).__name__}: {exc}); "
+                             "the run was interrupted or the file damaged: rerun census-plb optimize "
+                             "(or report --force)") from None
+        if not isinstance(summary, dict):
+            raise ValueError(f"{opt}: expected a JSON object, got {type(summary).__name__}")
+        res = cls(summary, directory=d, inputs=summary.get("run_inputs"))
+        for name, attr in TABLE_FILES:
+            p = d / name
+            if p.is_file():
+                with open(p, encoding="utf-8", newline="") as fh:
+                    setattr(res, attr, list(csv.DictReader(fh)))
+        toml = d / "allocation_optimized.toml"
+        if toml.is_file():
+            res.allocation_toml = toml.read_text(encoding="utf-8")
+        return res
