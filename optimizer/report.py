@@ -55,8 +55,6 @@ __all__ = [
 
 #: tolerances of the accountant calls made here (absolute / relative δ; ε bisection)
 DELTA_TOL, DELTA_RTOL, EPS_TOL = 1e-35, 1e-20, 1e-12
-#: resolution of the uniform variance multiplier search (σ² × k / UNIFORM_GRID)
-UNIFORM_GRID = 10**6
 N_CURVE = 46
 N_TRADEOFF = 201
 _ROOT = Path(__file__).resolve().parent.parent
@@ -211,29 +209,16 @@ def proxy_pair(allocation, multiplier: Fraction = Fraction(1)):
     return Composition(mechs * 2)
 
 
-def _uniform_multiplier(allocation, eps, delta_target: Fraction, progress: Progress) -> tuple[Fraction, Any]:
-    """Smallest σ² multiplier k/UNIFORM_GRID whose certified δ(eps) upper bound ≤ target."""
-    tgt = _mpf(delta_target)
+def _uniform_multiplier(allocation, scenario, progress: Progress) -> tuple[Fraction, Any]:
+    """The uniform rescale of the proxy pair, from the optimizer's own stage 1
+    (:func:`optimizer.search.uniform_rescale`: the largest exact c with certified δ(ε) ≤ δ at
+    the promise): returns (σ² multiplier 1/c, certified δ at the promised ε after the rescale)."""
+    from optimizer.search import target_from_allocation, uniform_rescale
 
-    def ok(k: int):
-        d = proxy_pair(allocation, Fraction(k, UNIFORM_GRID)).delta(eps, tol=DELTA_TOL, rtol=DELTA_RTOL)
-        return d.upper <= tgt, d
-
-    hi = UNIFORM_GRID
-    good, d_hi = ok(hi)
-    while not good:  # the baseline already breaks the target: more noise is needed
-        hi *= 2
-        good, d_hi = ok(hi)
-    lo = 0
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        good, d = ok(mid)
-        if good:
-            hi, d_hi = mid, d
-        else:
-            lo = mid
-    progress(f"  uniform rescale: sigma^2 x {hi}/{UNIFORM_GRID}")
-    return Fraction(hi, UNIFORM_GRID), d_hi
+    target = target_from_allocation(allocation, delta=scenario.target_delta_text, conversion=scenario.conversion)
+    c, _, d = uniform_rescale(allocation, target)
+    progress(f"  uniform rescale: sigma^2 x {fmt(1 / c, 10)} (c = {fmt(c, 12)})")
+    return 1 / c, d
 
 
 def eps_grid(eps_claim) -> list[str]:
@@ -263,7 +248,7 @@ def compute_accounting(scenario, *, curves: bool = True, progress: Progress = _q
     e_exact = base.epsilon(delta, tol=EPS_TOL)
     progress(f"  claimed eps = {fmt(eps_claim, 10)}; exact delta there = {fmt(d_exact.value, 6)}; "
              f"exact eps at delta = {fmt(e_exact.value, 10)}")
-    mult, d_uni = _uniform_multiplier(alloc, eps_claim, delta, progress)
+    mult, d_uni = _uniform_multiplier(alloc, scenario, progress)
     acc = Accounting(scenario, alloc, rho, eps_claim, delta, d_exact, e_exact, mult, d_uni)
     if curves:
         progress("  exact (eps, delta) curves and trade-off curves")
@@ -366,23 +351,18 @@ def read_run(run_dir: str | Path | None) -> RunInputs:
     tradeoff.csv) and per-pair δ results (``*_pairs.csv``: pair_i, pair_j, eps, delta…)."""
     if run_dir is None or not Path(run_dir).is_dir():
         return RunInputs(None)
+    from optimizer.run_result import RunResult
+
     d = Path(run_dir)
     run = RunInputs(d)
-    opt = d / "optimize.json"
-    if opt.is_file():
-        try:
-            run.optimize = json.loads(opt.read_text(encoding="utf-8"))
-        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-            raise ValueError(f"{opt}: not a complete optimizer output ({type(exc).__name__}: {exc}); "
-                             "the run was interrupted or the file damaged: rerun census-plb optimize "
-                             "(or report --force)") from None
-        if not isinstance(run.optimize, dict):
-            raise ValueError(f"{opt}: expected a JSON object, got {type(run.optimize).__name__}")
-        run.hashes["optimize.json (timings excluded)"] = _result_hash(run.optimize)
+    stored = RunResult.read(d)  # the one schema of a run directory (optimizer/run_result.py)
+    if stored is not None:
+        run.optimize = stored.summary
+        run.hashes["optimize.json (timings excluded)"] = _result_hash(stored.summary)
     for name, attr in (("per_query.csv", "per_query"), ("curves.csv", "curves"), ("tradeoff.csv", "tradeoff")):
         p = d / name
         if p.is_file():
-            setattr(run, attr, _read_csv(p))
+            setattr(run, attr, getattr(stored, attr) if stored is not None else _read_csv(p))
             run.hashes[name] = _sha256(p)
     for p in sorted(d.glob("*pairs.csv")) + sorted(d.glob("*/*pairs.csv")):
         rows = _read_csv(p)
@@ -700,7 +680,7 @@ def provenance(acc: Accounting, run: RunInputs) -> list[tuple[str, str]]:
         rows.append(("scenario seed / trials", f"{sc.seed} / {sc.trials}"))
     rows.append(("accountant tolerances (this report)",
                  f"delta: abs {DELTA_TOL:g}, rel {DELTA_RTOL:g}; epsilon bisection {EPS_TOL:g}; "
-                 f"uniform multiplier grid 1/{UNIFORM_GRID}"))
+                 "uniform rescale: optimizer.search.uniform_rescale (exact c, the optimizer's stage 1)"))
     rows.append(("code hash (accountant + report)", _code_hash()))
     rows.append(("versions (this report)", ", ".join(f"{k} {v}" for k, v in _versions().items())))
     return rows
@@ -868,7 +848,7 @@ def _sections(acc: Accounting, run: RunInputs, s: dict, pq, pg) -> list[dict]:
     })
     noise_rows = [
         ["uniform rescale, proxy pair (this report)", _pct(s["uniform_variance_drop_percent_proxy"]),
-         _marked(f"σ² × {s['uniform_sigma2_multiplier']}; exact δ at promised ε then "
+         _marked(f"σ² × {fmt(acc.uniform_multiplier, 10)}; exact δ at promised ε then "
                  f"≤ {s['uniform_exact_delta_upper_at_claimed_epsilon']}", flags, "uniform-rescale δ at the promised ε")],
         ["uniform rescale (optimizer, all pairs)", _pct(s["uniform_variance_drop_percent"] or None),
          "not checked over all pairs (--no-confirm)" if s.get("uniform_confirmed") == "not checked" else ""],

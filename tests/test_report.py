@@ -164,3 +164,19 @@ def test_timings_do_not_change_the_report(toy, report, tmp_path):
     for name in sorted(p.name for p in out.iterdir()):
         assert (out / name).read_bytes() == (out2 / name).read_bytes(), name
     assert "99.25" not in (out2 / "report.md").read_text(encoding="utf-8")
+
+
+def test_report_uniform_rescale_is_the_optimizers(toy):
+    """Issue 14: one algorithm for the uniform rescale — the report's accounting-only value is the
+    optimizer's stage 1 (no second, grid-based search that gives a different number)."""
+    from optimizer import search as S
+    from optimizer.report import compute_accounting
+
+    sc = load_scenario(toy / "toy.toml")
+    acc = compute_accounting(sc, curves=False)
+    alloc = sc.load_allocation()
+    target = S.target_from_allocation(alloc, delta=sc.target_delta_text, conversion=sc.conversion)
+    c, _, d = S.uniform_rescale(alloc, target)
+    assert acc.uniform_multiplier == 1 / c
+    assert acc.uniform_delta.upper <= target.delta_fraction  # the rescaled noise keeps the promise
+    assert acc.uniform_delta.upper == d.upper
