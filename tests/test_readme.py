@@ -70,3 +70,18 @@ def test_account_example_runs():
         if line.strip().startswith("(") and line.strip().endswith(" s)"):
             continue
         assert norm(line) in got, f"README shows {line!r}, the command prints:\n" + proc.stdout
+
+
+def test_where_things_are_lists_every_module():
+    """Issue 14 must-show 4: the README's module map names every module of the packages."""
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    text = (root / "README.md").read_text(encoding="utf-8")
+    section = text.split("## Where things are", 1)[1].split("\n## ", 1)[0]
+    missing = []
+    for pkg in ("accountant", "optimizer", "scenarios"):
+        for f in sorted((root / pkg).glob("*.py")):
+            if f.name != "__init__.py" and f"`{pkg}/{f.name}`" not in section and f"{pkg}/{f.name}`" not in section:
+                missing.append(f"{pkg}/{f.name}")
+    assert not missing, f"README 'Where things are' lacks {missing}"
