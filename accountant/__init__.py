@@ -8,6 +8,7 @@ saddle-point (exponentially tilted) contour so that tiny δ keep full relative p
 from . import gdp, zcdp
 from .certified import Certified
 from .composition import Composition, EpsilonResult, TradeoffCurve
+from .engine import EngineConfig, EngineDiagnostics
 from .exact import from_float, to_fraction
 from .lattice import Lattice
 from .mechanism import DiscreteGaussian
@@ -16,6 +17,8 @@ __all__ = [
     "Certified",
     "Composition",
     "DiscreteGaussian",
+    "EngineConfig",
+    "EngineDiagnostics",
     "EpsilonResult",
     "Lattice",
     "TradeoffCurve",

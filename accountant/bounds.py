@@ -23,33 +23,21 @@ Rounding and theta-series truncation are carried by Arb's ball arithmetic.
 
 from __future__ import annotations
 
-from flint import arb
-
-__all__ = ["AliasingBound", "aliasing_bound", "pruning_bound", "pruning_factor", "log_aliasing_bound_float"]
-
 import math
 
+from flint import arb
 
-def aliasing_bound(k: int, lam: arb, n_nodes: int, v: arb) -> arb:
-    """Rigorous upper bound on T − P[Y ≥ k] (≥ 0) for the tilted trapezoid rule.
-
-    Args:
-        k: integer threshold, k ≥ 1.
-        lam: tilt λ > 0 (an exact Arb value).
-        n_nodes: N.
-        v: sub-Gaussian variance proxy of Y.
-
-    Returns an ``arb`` whose upper end is the bound (``+inf`` when the series bound fails).
-    """
-    return AliasingBound(lam, n_nodes, v)(k)
+__all__ = ["AliasingBound", "pruning_factor", "log_aliasing_bound_float"]
 
 
 class AliasingBound:
-    """:func:`aliasing_bound` for many thresholds k at one (λ, N, v), the k-independent parts
-    computed once.
+    """Rigorous upper bound on T − P[Y ≥ k] (≥ 0) for the tilted trapezoid rule, for many
+    integer thresholds k ≥ 1 at one tilt λ > 0 (an exact Arb value), node count N and
+    sub-Gaussian variance proxy v (an Arb value); the k-independent parts are computed once.
 
-    r ≥ 1 terms: f(r) = λrN − (k + rN)²/(2v), consecutive ratio ≤ e^{−g} with
-    g = N(2k + 3N)/(2v) − λN; r ≤ −1 terms: e^{−λN}/(1 − e^{−λN}).
+    ``AliasingBound(lam, N, v)(k)`` is an ``arb`` whose upper end is the bound (``+inf`` when
+    the series bound fails).  r ≥ 1 terms: f(r) = λrN − (k + rN)²/(2v), consecutive ratio
+    ≤ e^{−g} with g = N(2k + 3N)/(2v) − λN; r ≤ −1 terms: e^{−λN}/(1 − e^{−λN}).
     """
 
     def __init__(self, lam: arb, n_nodes: int, v: arb):
@@ -69,7 +57,7 @@ class AliasingBound:
 
 
 def log_aliasing_bound_float(k: float, lam: float, n_nodes: float, v: float) -> float:
-    """Float version of :func:`aliasing_bound` (natural log), for planning only."""
+    """Float version of :class:`AliasingBound` (natural log of the bound), for planning only."""
     N = float(n_nodes)
     g = N * (2 * k + 3 * N) / (2 * v) - lam * N
     if g <= 0:
@@ -80,11 +68,7 @@ def log_aliasing_bound_float(k: float, lam: float, n_nodes: float, v: float) -> 
     return hi + math.log(math.exp(f1 - hi) + math.exp(f2 - hi))
 
 
-def pruning_bound(k: int, lam: arb, g_lambda: arb, threshold: arb) -> arb:
-    """Rigorous upper bound on the total modulus of pruned nodes' contributions to T."""
-    return pruning_factor(lam, g_lambda, threshold) * (-lam * k).exp()
-
-
 def pruning_factor(lam: arb, g_lambda: arb, threshold: arb) -> arb:
-    """G(λ)·threshold/(1 − e^{−λ}): :func:`pruning_bound` is this times e^{−λk}."""
+    """G(λ)·threshold/(1 − e^{−λ}): times e^{−λk}, a rigorous upper bound on the total modulus
+    of the pruned nodes' contributions to T at threshold k (see the module docstring)."""
     return g_lambda * threshold / (1 - (-lam).exp())

@@ -9,8 +9,12 @@ End points are exact binary numbers held as :class:`mpmath.mpf`.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import mpmath
+
+if TYPE_CHECKING:
+    from .engine import EngineDiagnostics
 
 __all__ = ["Certified", "arb_interval_to_certified", "arb_to_certified", "ball", "exact_mpf", "mpf_to_arb", "down", "up"]
 
@@ -59,6 +63,11 @@ class Certified:
     not requested); :attr:`tolerance_met` says whether the interval meets both.  The interval is
     rigorous either way: a miss only means fewer certified digits than requested.
 
+    ``diagnostics`` (results of :class:`accountant.composition.Composition` only, ``None``
+    otherwise) describes the engine batch that produced the interval
+    (:class:`accountant.engine.EngineDiagnostics`); it takes no part in comparisons, hashing or
+    the repr, and arithmetic on Certified numbers drops it.
+
     >>> c = Certified.from_bounds(1, 3)
     >>> (float(c.value), float(c.error), c.contains(2.5))
     (2.0, 1.0, True)
@@ -70,6 +79,7 @@ class Certified:
     upper: mpmath.mpf
     tol: float | None = field(default=None, compare=False)
     rtol: float | None = field(default=None, compare=False)
+    diagnostics: EngineDiagnostics | None = field(default=None, compare=False, repr=False)
 
     def __post_init__(self):
         lo, hi = self.lower, self.upper
@@ -80,14 +90,20 @@ class Certified:
         object.__setattr__(self, "lower", lo)
         object.__setattr__(self, "upper", hi)
 
-    def with_target(self, tol=None, rtol=None) -> "Certified":
-        """The same interval, recording the requested absolute / relative error."""
+    def with_target(self, tol=None, rtol=None, diagnostics=None) -> "Certified":
+        """The same interval, recording the requested absolute / relative error (and
+        ``diagnostics``, default: keep this one's)."""
         out = object.__new__(Certified)
         object.__setattr__(out, "lower", self.lower)
         object.__setattr__(out, "upper", self.upper)
         object.__setattr__(out, "tol", None if tol is None else float(tol))
         object.__setattr__(out, "rtol", None if rtol is None else float(rtol))
+        object.__setattr__(out, "diagnostics", self.diagnostics if diagnostics is None else diagnostics)
         return out
+
+    def with_diagnostics(self, diagnostics) -> "Certified":
+        """The same interval and targets, carrying ``diagnostics``."""
+        return self.with_target(self.tol, self.rtol, diagnostics)
 
     @property
     def tolerance_met(self) -> bool:
@@ -220,6 +236,7 @@ def arb_interval_to_certified(lo, hi, clip01: bool = False) -> Certified:
     object.__setattr__(out, "upper", b)
     object.__setattr__(out, "tol", None)
     object.__setattr__(out, "rtol", None)
+    object.__setattr__(out, "diagnostics", None)
     return out
 
 

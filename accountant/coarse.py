@@ -20,35 +20,30 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Sequence
+from typing import Callable, ClassVar, Sequence
 
 import mpmath
 
-from .certified import _CTX, Certified, _mpf, down, up
+from .certified import _CTX, Certified, _mpf, ball, down, mpf_to_arb, up
+from .engine import DEFAULT_CONFIG, Engine, EngineConfig, EngineDiagnostics, LatticeGroup, TailStats, stats_diagnostics
 
-__all__ = ["CoarseEngine", "coarse_divisor", "coarsen", "kept_divisor", "MAX_DIRECT_NODES"]
-
-#: above this planned node count the direct trapezoid rule is replaced by the sandwich.
-MAX_DIRECT_NODES = 1e9
-#: node count aimed at for the coarsened lattice.
-COARSE_NODES = 5e8
+__all__ = ["CoarseEngine", "coarse_divisor", "coarsen", "kept_divisor", "planned_nodes"]
 
 
 def planned_nodes(groups) -> float:
+    """Trapezoid node count 16·(sub-Gaussian standard deviation) of the direct rule (planning)."""
     return 16.0 * math.sqrt(sum(g.mult * g.b * g.b * float(g.sigma2) for g in groups))
 
 
-def coarse_divisor(groups) -> int:
-    """g such that the coarsened lattice needs about ``COARSE_NODES`` nodes."""
-    return max(2, int(planned_nodes(groups) / COARSE_NODES))
+def coarse_divisor(groups, target_nodes: float = DEFAULT_CONFIG.coarse_nodes) -> int:
+    """g such that the coarsened lattice needs about ``target_nodes`` planned nodes."""
+    return max(2, int(planned_nodes(groups) / target_nodes))
 
 
 def coarsen(groups, g: int):
     """(inner groups of Ŷ' = Ŷ/d, d, v_E) for divisor ``g``: b̂_k = nearest integer to b_k/g,
     d = gcd(b̂), e_k = b_k − g·b̂_k, v_E = Σ m_k e_k² σ_k².  Components whose b̂_k is 0 move
     entirely into E."""
-    from .quadrature import LatticeGroup
-
     coarse, v_e = [], Fraction(0)
     for grp in groups:
         bh = (2 * grp.b + g) // (2 * g)  # nearest integer to b/g
@@ -95,9 +90,12 @@ def kept_divisor(groups, kept_target: float, estimate, max_iter: int = 6) -> int
 
 @dataclass
 class CoarseEngine:
-    """Tails of Y = g·Ŷ + E from certified tails of Ŷ (see module docstring)."""
+    """Tails of Y = g·Ŷ + E from certified tails of Ŷ (see module docstring; an
+    :class:`accountant.engine.Engine`, kind ``"coarse"``, never improvable)."""
 
-    inner: object  # engine of Ŷ' = Ŷ/d
+    name: ClassVar[str] = "coarse"
+
+    inner: Engine  # engine of Ŷ' = Ŷ/d
     g: int
     d: int  # gcd of the coarse weights (Ŷ = d·Ŷ')
     v_e: Fraction
@@ -105,11 +103,16 @@ class CoarseEngine:
     v_sg: Fraction
     improvable: bool = False  # the enclosure width does not shrink with tighter targets
 
+    def __post_init__(self):
+        self._batch = None  # (results, targets) of the last tails() call, for diagnostics()
+
     @classmethod
-    def build(cls, groups, make_engine, factor: int = 1, divisor: int | None = None):
-        """Coarsen ``groups`` (divisor ``divisor``, default ``coarse_divisor(groups)·factor``)
-        over an exact inner engine built by ``make_engine``."""
-        g = int(divisor) if divisor is not None else coarse_divisor(groups) * int(factor)
+    def build(cls, groups, make_engine: Callable[..., Engine], factor: int = 1, divisor: int | None = None,
+              config: EngineConfig = DEFAULT_CONFIG):
+        """Coarsen ``groups`` (divisor ``divisor``, default
+        ``coarse_divisor(groups, config.coarse_nodes)·factor``) over an exact inner engine built
+        by ``make_engine``."""
+        g = int(divisor) if divisor is not None else coarse_divisor(groups, config.coarse_nodes) * int(factor)
         inner_groups, d, v_e = coarsen(groups, g)
         inner = make_engine(inner_groups)
         var = sum(grp.mult * grp.b * grp.b * float(grp.sigma2) for grp in groups)
@@ -117,8 +120,18 @@ class CoarseEngine:
         return cls(inner, g, d, v_e, var, v_sg)
 
     @property
-    def stats(self):
+    def stats(self) -> TailStats:
         return self.inner.stats
+
+    def diagnostics(self, assess: bool = True) -> EngineDiagnostics:
+        """Diagnostics of the last batch: the inner engine's node counts (as :attr:`stats`) and
+        its diagnostics (not assessed) in ``parts``."""
+        parts = (self.inner.diagnostics(assess=False),)
+        return stats_diagnostics(self.name, self.stats, self.improvable, self._batch, assess, parts)
+
+    def tails_ball(self, ks: Sequence[int], abs_targets: Sequence) -> list:
+        """:meth:`tails` as Arb balls at the current working precision."""
+        return [ball(mpf_to_arb(c.lower), mpf_to_arb(c.upper)) for c in self.tails(ks, abs_targets)]
 
     def tails(self, ks: Sequence[int], abs_targets: Sequence) -> list[Certified]:
         ks = [int(k) for k in ks]
@@ -144,4 +157,5 @@ class CoarseEngine:
             hi = up(inner[ceil_div(k - a, scale)].upper + e_tail)
             lo = down(inner[ceil_div(k + a, scale)].lower - e_tail)
             out.append(Certified(max(lo, _mpf(0)), min(hi, _mpf(1))))
+        self._batch = (out, abs_targets)
         return out

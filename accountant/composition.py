@@ -15,16 +15,19 @@ Y = Σ_k b_k X_k ∈ Z and ℓ_P = (Y + C)/L, ℓ_Q = (Y − C)/L.
 All numbers are certified intervals (:class:`~accountant.certified.Certified`).  Method:
 Su, Su & Wang, arXiv 2606.29835 (lattice + characteristic functions + trapezoid + sieve), with
 the saddle-point tilt of :mod:`accountant.quadrature`.
+
+The tails P[Y ≥ k] come from the engines of :mod:`accountant.engine`, chosen by
+:mod:`accountant.choose` under the composition's :class:`~accountant.engine.EngineConfig`;
+every result carries the :class:`~accountant.engine.EngineDiagnostics` of its engine batch.
 """
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import math
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from numbers import Real
 
@@ -33,14 +36,13 @@ from flint import arb, fmpq
 from scipy.special import log_ndtr
 
 from .certified import Certified, _mpf, down, exact_mpf, up
+from .choose import EngineChooser
+from .engine import BOUND_DIAGNOSTICS, DEFAULT_CONFIG, Engine, EngineConfig, EngineDiagnostics, LatticeGroup
 from .exact import to_fraction
 from .lattice import Lattice
 from .mechanism import DiscreteGaussian
-from .quadrature import LatticeGroup, TailEngine, log_tail_estimate, workprec
-from .coarse import MAX_DIRECT_NODES, CoarseEngine, kept_divisor, planned_nodes
-from .pmf import PmfEngine, pmf_span
-from .sieve import SieveTooWide, direct_kept_estimate
-from .split import MAX_PMF_GROUPS, SplitEngine, find_nested, find_split
+from .quadrature import log_tail_estimate, workprec
+from .sieve import SieveTooWide
 from .tradeoff import tradeoff_at
 
 __all__ = ["Composition", "EpsilonResult", "TradeoffCurve", "DEFAULT_TOL", "DEFAULT_RTOL"]
@@ -65,199 +67,45 @@ ABS_TARGET_FLOOR = 1e-320
 #: ... and no engine target is ever below this (a hard cap on working precision, ~3.4e3 bits).
 ENGINE_TARGET_MIN_LOG10 = -1000
 _EXACT_BITS = 256  # precision of the exact-input → ball conversions
-#: a nested split down to a pmf table (accountant.pmf) replaces the direct trapezoid when the
-#: direct integrand has more than this many peak-window nodes (planning estimate) ...
-NESTED_MIN_KEPT = 100_000
-#: ... and the chain multiplies the thresholds by at most this factor (measured on the DHC
-#: pairs: [M6, M10], factor 5·10⁴, 12.7 s instead of 335 s for the 42-ε curve).
-NESTED_MAX_COST = 100_000
-#: ... for compositions of at most this many distinct components (DHC pairs have 8–17; the
-#: planner's search is exponential in the number of weight families).
-NESTED_MAX_GROUPS = 24
-#: most thresholds × outer terms a chain of exact splits may multiply into (see make_engine);
-#: the DHC pairs' chains cost ≤ 1e3.
-SPLIT_CHAIN_MAX_COST = 2e4
-#: a part of an exact split (the outer U, or an inner V that splits no further) is tabulated
-#: by :class:`accountant.pmf.PmfEngine` when its predicted span is at most this (and it has at
-#: most ``MAX_PMF_GROUPS`` distinct components): split parts are asked for tails at hundreds to
-#: thousands of thresholds, which a table answers by lookup.  Measured (400 thresholds, tol
-#: 1e-30): span 1.9e3 — table 41 ms vs trapezoid 84 ms; 8e3 (two weights) 39 vs 130 ms;
-#: 1.9e4 — 253 vs 98 ms.  The Block×10 proxy of the optimizer (weights 15441 : 4882, one
-#: split) drops from 140 ms to 27 ms per δ.
-SPLIT_PMF_MAX_SPAN = 8_000
-#: the trade-off thresholds of a composition with an exact split engine go to the direct
-#: trapezoid (summed by DFT, cost per node) when the window-sieve estimate of its nodes at log
-#: threshold ``TRADEOFF_DIRECT_LOG_THRESHOLD`` is at most this: a split pays per threshold and
-#: per outer × inner term.  Measured on the DHC pairs with splits (901-point curves, tol 1e-25):
-#: [6,28] estimate 9.9e4 — direct 1.3 s vs split 14.0 s; [6,10] 7.9e5 — 18.8 s vs 10.3 s.
-TRADEOFF_DIRECT_MAX_ESTIMATE = 150_000
-#: a whole composition whose lattice sum spans at most this many points (predicted) is
-#: tabulated exactly (accountant.pmf) instead of integrated: such Y have Var ≲ 50, e.g. a few
-#: components with σ² ≪ 1, where the trapezoid's tilts become extreme.
-DIRECT_PMF_MAX_SPAN = 256
 #: supported range of σ² (exact rationals): outside it the engines' planning (floats) and theta
 #: evaluations are not validated; compositions are refused up front with this range named.
 SIGMA2_MIN = Fraction(1, 10**4)
 SIGMA2_MAX = Fraction(10**12)
 #: most mechanisms (with multiplicity) in one composition.
 MAX_COMPONENTS = 10**6
+# The engine-choice switches (which engine answers, and when) are the fields of
+# accountant.engine.EngineConfig; the choice itself is made in accountant.choose.
+
+_ENGINE_TARGET_MIN = mpmath.mpf(10) ** ENGINE_TARGET_MIN_LOG10
 
 
 def _short(x: Fraction) -> str:
     """A Fraction for an error message: exact when short, else a 6-digit decimal."""
     t = str(x)
     return t if len(t) <= 24 else f"{float(x):.6g}" if math.isfinite(_float(x)) else f"~1e{len(str(x.numerator)) - len(str(x.denominator))}"
-TRADEOFF_DIRECT_LOG_THRESHOLD = -70.0
-#: a direct trapezoid whose window-sieve estimate (:func:`accountant.sieve.direct_kept_estimate`)
-#: exceeds this many nodes is not run: the sum has no structure the exact engines can use, and
-#: the coarse sandwich answers instead (flagged).  The DHC-persons pairs' largest estimate is
-#: 1.07e6 ([6, 31]: 0.4 s per δ), so every release pair stays exact.
-DIRECT_KEPT_MAX = 1_200_000
-#: kept-node target of the coarse sandwich's lattice: its width shrinks like 1/g while the
-#: work grows with the kept nodes.  Measured on 5 unrelated components (σ² 92 … 450, shifts
-#: 1–3): 8e4 kept nodes — δ(0.5) to 2.4e-4 relative in 0.5 s (the old planned-count sizing:
-#: > 30 s for a width of 100 %).
-COARSE_KEPT = 150_000
-#: β's bracket search asks for ~100 thresholds; on an exact split chain costing more than this
-#: (:func:`split_search_cost`: chain cost × leaf nodes/1000; DHC [6, 6]: 268) it runs instead
-#: on the direct trapezoid when that is small (:meth:`Composition._tradeoff_search_engine`:
-#: DHC [6, 10] and [6, 28], chain costs 5e4: 10–14 s → ~1–2 s, exact), else on the coarse
-#: sandwich (flagged): a 6-component chain of cost ~2e4 took > 100 s per β, 2.7 s so.
-TRADEOFF_SPLIT_MAX_COST = 10_000
-#: an exact split whose chain ends in a trapezoid leaf is not used when its search cost
-#: (:func:`split_search_cost`) exceeds this: every outer term re-integrates the leaf (3
-#: components, chain 560 × 95k leaf nodes: one δ > 150 s); the direct trapezoid or the
-#: sandwich is used instead.  Splits ending in pmf tables (every DHC pair's) are unaffected.
-SPLIT_TAIL_MAX_COST = 10_000
 
 
-_ENGINE_TARGET_MIN = mpmath.mpf(10) ** ENGINE_TARGET_MIN_LOG10
+class _Batches:
+    """The engine batches of one public call, for the diagnostics attached to its results."""
 
+    __slots__ = ("count", "last")
 
-class _NeedsCoarse(Exception):
-    """Raised inside :func:`make_engine` when a part of a split has no exact engine within
-    :data:`DIRECT_KEPT_MAX`: the whole composition is then coarsened instead (one sandwich
-    over few thresholds is far cheaper and narrower than a coarsened part queried at every
-    outer term)."""
+    def __init__(self):
+        self.count = 0
+        self.last: EngineDiagnostics | None = None
 
+    def add(self, diag: EngineDiagnostics) -> EngineDiagnostics:
+        self.count += 1
+        self.last = diag
+        return diag
 
-def make_engine(groups: tuple[LatticeGroup, ...], budget: float = SPLIT_CHAIN_MAX_COST, *,
-                coarse_ok: bool = True):
-    """The tail engine for a lattice sum: a pmf table, an exact split (accountant.split), the
-    direct trapezoid, or — for sums with no exploitable structure, whose exact lattice would
-    keep more than :data:`DIRECT_KEPT_MAX` nodes — the certified coarse sandwich of
-    :mod:`accountant.coarse` sized to :data:`COARSE_KEPT` nodes (flagged: its width does not
-    reach the usual tolerances).
-
-    ``budget`` bounds the product of the outer enumeration sizes along a chain of splits (the
-    factor by which thresholds multiply down the chain); past it the chain stops and the
-    remainder is integrated directly.  With ``coarse_ok=False`` (parts of a split, the inside
-    of a sandwich) a sum that would need coarsening raises :class:`_NeedsCoarse`."""
-    if len(groups) <= MAX_PMF_GROUPS and pmf_span(groups) <= DIRECT_PMF_MAX_SPAN:
-        return PmfEngine(tuple(groups))
-    split = find_split(groups)
-    if split is not None:
-        outer = 2 * 16 * math.sqrt(sum(g.mult * g.b * g.b * float(g.sigma2) for g in split[0])) / split[2] + 1
-        if outer > budget:
-            split = None
-        else:
-            try:
-                engine = _build_split(split, budget / outer)
-            except _NeedsCoarse:
-                engine = None
-            if engine is not None and not (_leaf_is_trapezoid(engine)
-                                           and split_search_cost(engine) > SPLIT_TAIL_MAX_COST):
-                return engine
-            split = None
-    planned = planned_nodes(groups)
-    kept: list[int] = []
-
-    def kept_estimate() -> int:
-        if not kept:
-            kept.append(direct_kept_estimate(groups))
-        return kept[0]
-
-    too_fine = planned > MAX_DIRECT_NODES
-    if not too_fine:
-        nested = find_nested(groups, budget=NESTED_MAX_COST) if len(groups) <= NESTED_MAX_GROUPS else None
-        if nested is not None and kept_estimate() > NESTED_MIN_KEPT:
-            return _build_nested(groups, nested[1])
-        too_fine = planned > 2 * DIRECT_KEPT_MAX and kept_estimate() > DIRECT_KEPT_MAX
-    if too_fine:
-        if not coarse_ok:
-            raise _NeedsCoarse
-        return coarse_engine(groups)
-    return TailEngine(groups)
-
-
-def coarse_engine(groups, kept_target: float = None):
-    """The coarse sandwich (accountant.coarse) of ``groups`` with about ``kept_target``
-    (default :data:`COARSE_KEPT`) kept nodes on its coarse lattice."""
-    target = COARSE_KEPT if kept_target is None else kept_target
-    g = kept_divisor(groups, target, direct_kept_estimate)
-    inner = functools.partial(make_engine, coarse_ok=False)
-    for _ in range(4):
-        try:
-            return CoarseEngine.build(groups, inner, divisor=g)
-        except _NeedsCoarse:
-            g *= 8
-    return CoarseEngine.build(groups, make_engine, divisor=g)
-
-
-def split_chain_cost(engine) -> float:
-    """Leaf thresholds per threshold of an engine: the product of the outer enumeration sizes
-    along its chain of exact splits (1 for other engines)."""
-    if isinstance(engine, SplitEngine):
-        return (32 * math.sqrt(engine.u_engine.var) + 1) * split_chain_cost(engine.v_engine)
-    return 1.0
-
-
-def _leaf_is_trapezoid(engine) -> bool:
-    while isinstance(engine, SplitEngine):
-        engine = engine.v_engine
-    return isinstance(engine, TailEngine)
-
-
-def split_search_cost(engine) -> float:
-    """Planning cost of one threshold on an exact split chain: :func:`split_chain_cost` times
-    the leaf's kept trapezoid nodes in thousands (1 for a pmf-table leaf); 0 for engines that
-    are not splits."""
-    if not isinstance(engine, SplitEngine):
-        return 0.0
-    leaf = engine
-    while isinstance(leaf, SplitEngine):
-        leaf = leaf.v_engine
-    nodes = direct_kept_estimate(leaf.groups) / 1000 if isinstance(leaf, TailEngine) else 1.0
-    return split_chain_cost(engine) * max(1.0, nodes)
-
-
-def _build_split(split, budget: float):
-    A, B, dA, dB = split
-    u_groups = tuple(LatticeGroup(g.sigma2, g.b // dA, g.mult) for g in A)
-    v_groups = tuple(LatticeGroup(g.sigma2, g.b // dB, g.mult) for g in B)
-    v_u = sum(Fraction(g.mult * g.b * g.b) * g.sigma2 for g in u_groups)
-    v_engine = _split_part(v_groups) if find_split(v_groups) is None else None
-    u_engine = _split_part(u_groups) or TailEngine(u_groups)
-    return SplitEngine(u_engine, v_engine or make_engine(v_groups, budget, coarse_ok=False), dA, dB, v_u)
-
-
-def _split_part(groups):
-    """A pmf table for a small-span part of an exact split, or ``None`` (see
-    :data:`SPLIT_PMF_MAX_SPAN`)."""
-    if len(groups) <= MAX_PMF_GROUPS and pmf_span(groups) <= SPLIT_PMF_MAX_SPAN:
-        return PmfEngine(tuple(groups))
-    return None
-
-
-def _build_nested(groups, plan):
-    """Engine for a :func:`accountant.split.find_nested` plan: splits down to a pmf table."""
-    if plan[0] == "pmf":
-        return PmfEngine(tuple(groups))
-    A, B, dA, dB, sub = plan
-    u_groups = tuple(LatticeGroup(g.sigma2, g.b // dA, g.mult) for g in A)
-    v_groups = tuple(LatticeGroup(g.sigma2, g.b // dB, g.mult) for g in B)
-    v_u = sum(Fraction(g.mult * g.b * g.b) * g.sigma2 for g in u_groups)
-    return SplitEngine(PmfEngine(u_groups), _build_nested(v_groups, sub), dA, dB, v_u)
+    def final(self, diag: EngineDiagnostics | None = None) -> EngineDiagnostics:
+        """``diag`` (default: the last batch's) with the call's batch count; the bound's
+        diagnostics when no batch ran."""
+        d = self.last if diag is None else diag
+        if d is None or d is BOUND_DIAGNOSTICS:
+            return BOUND_DIAGNOSTICS
+        return replace(d, batches=self.count)
 
 
 def _parse_exact(x, name: str) -> Fraction:
@@ -317,9 +165,6 @@ def _arb_upper(x: arb) -> mpmath.mpf:
     return exact_mpf(man, exp)
 
 
-
-
-
 @dataclass(frozen=True, slots=True)
 class EpsilonResult:
     """ε(δ) for a target δ, on the safe side.
@@ -328,7 +173,8 @@ class EpsilonResult:
         value: an ε with certified δ(value) ≤ target (this is the one to publish).
         lower: an ε with certified δ(lower) > target, so the exact ε(δ) ∈ (lower, value];
             ``None`` when no such ε was certified (e.g. δ(0) ≤ target, where ε(δ) = 0 = value).
-        delta_at_value: the certified δ at ``value``.
+        delta_at_value: the certified δ at ``value`` (its ``diagnostics`` say which engine
+            computed it; also :attr:`diagnostics`).
         tol: the requested relative accuracy: value − lower ≤ tol·max(1, value).
     """
 
@@ -348,6 +194,11 @@ class EpsilonResult:
             return self.value == 0
         return bool(self.value - self.lower <= self.tol * max(1, abs(self.value)))
 
+    @property
+    def diagnostics(self) -> EngineDiagnostics | None:
+        """The engine diagnostics of the δ evaluation at ``value``."""
+        return self.delta_at_value.diagnostics
+
     def __float__(self) -> float:
         return float(self.value)
 
@@ -358,20 +209,19 @@ class TradeoffCurve:
 
     ``alpha[i] = P[Y ≥ k[i]]`` (type-I error) and ``beta[i] = P[Y ≥ 2C + 1 − k[i]]`` (type-II
     error); ``zeta[i]`` is the normalised threshold of arXiv 2606.29835 (k ≈ (ζ₀ + 1)·C).
+    ``diagnostics`` describes the engine batch that computed the vertices (not compared).
     """
 
     zeta: tuple[float, ...]
     k: tuple[int, ...]
     alpha: tuple[Certified, ...]
     beta: tuple[Certified, ...]
+    diagnostics: EngineDiagnostics | None = field(default=None, compare=False, repr=False)
 
     @property
     def tolerance_met(self) -> bool:
         """Every vertex meets the requested tolerance."""
         return all(c.tolerance_met for c in self.alpha) and all(c.tolerance_met for c in self.beta)
-
-    def as_floats(self) -> tuple[list[float], list[float]]:
-        return [float(a) for a in self.alpha], [float(b) for b in self.beta]
 
 
 class Composition:
@@ -380,6 +230,13 @@ class Composition:
     Args:
         mechanisms: an iterable of :class:`DiscreteGaussian`, or a mapping
             ``{DiscreteGaussian: multiplicity}``.
+        config: the engine switches (:class:`~accountant.engine.EngineConfig`; default: the
+            measured defaults).  They choose engines and evaluation routes, never what is
+            certified.
+
+    Every certified result carries the :class:`~accountant.engine.EngineDiagnostics` of the
+    engine batch that produced it (``result.diagnostics``: engine kind, node counts, whether the
+    engine met its targets, batches, fallback).
 
     >>> comp = Composition([DiscreteGaussian.from_rho("73/10000")] * 2)
     >>> comp.rho, comp.size, comp.lattice.weights
@@ -390,7 +247,10 @@ class Composition:
     ValueError: Composition: empty composition (no mechanisms)
     """
 
-    def __init__(self, mechanisms: Iterable[DiscreteGaussian] | Mapping[DiscreteGaussian, int]):
+    def __init__(self, mechanisms: Iterable[DiscreteGaussian] | Mapping[DiscreteGaussian, int],
+                 config: EngineConfig = DEFAULT_CONFIG):
+        if not isinstance(config, EngineConfig):
+            raise TypeError(f"Composition: config must be an EngineConfig, got {config!r}")
         counts: Counter = Counter()
         if isinstance(mechanisms, Mapping):
             items = mechanisms.items()
@@ -417,10 +277,9 @@ class Composition:
             raise ValueError(f"Composition: {total} mechanisms exceed the supported {MAX_COMPONENTS}")
         self.groups: tuple[tuple[DiscreteGaussian, int], ...] = tuple(sorted(counts.items()))
         self.lattice = Lattice.from_weights([(m.loss_weight, m.shift, c) for m, c in self.groups])
-        self._engine = make_engine(
-            tuple(LatticeGroup(m.sigma2, b, c) for (m, c), b in zip(self.groups, self.lattice.weights))
-        )
-        self._beta_engine = None  # β's engine on costly split chains, built on first use
+        self.config = config
+        self._chooser = EngineChooser(self._lattice_groups(), config)
+        self._engine: Engine = self._chooser.main
 
     # ------------------------------------------------------------------ structure
     @property
@@ -439,7 +298,9 @@ class Composition:
 
     @property
     def stats(self):
-        """Diagnostics of the last numerical run (nodes, tilt groups, precision)."""
+        """Node counts of the composition's own engine's last batch (nodes, tilt groups,
+        precision; :class:`accountant.engine.TailStats`).  Each result also carries the
+        diagnostics of its own batch (``result.diagnostics``)."""
         return self._engine.stats
 
     def spec_key(self) -> str:
@@ -450,7 +311,7 @@ class Composition:
     def compose(self, other: "Composition") -> "Composition":
         counts: Counter = Counter(dict(self.groups))
         counts.update(dict(other.groups))
-        return Composition(dict(counts))
+        return Composition(dict(counts), self.config)
 
     __add__ = compose
 
@@ -464,22 +325,29 @@ class Composition:
         return f"Composition({len(self.groups)} distinct, {self.size} mechanisms, rho={self.rho})"
 
     # ------------------------------------------------------------------ tails
-    def _engine_tails(self, ks, targets, engine=None) -> list[Certified]:
-        """Engine call with a per-call fallback: when the exact sieve is too wide for these
-        thresholds, this call (only) is answered by the certified coarse sandwich of
-        :mod:`accountant.coarse`, coarsening further if needed.  The composition's own engine is
-        never replaced, so no call changes the results of later calls."""
+    def _engine_tails(self, ks, targets, engine: Engine | None = None,
+                      batches: _Batches | None = None) -> tuple[list[Certified], EngineDiagnostics]:
+        """One engine batch, and its diagnostics (also recorded in ``batches``), with a per-call
+        fallback: when the exact sieve is too wide for these thresholds, this call (only) is
+        answered by the certified coarse sandwich of :mod:`accountant.coarse`, coarsening
+        further if needed (:meth:`accountant.choose.EngineChooser.fallbacks`; diagnostics flag
+        ``fallback``).  The composition's own engine is never replaced, so no call changes the
+        results of later calls."""
         targets = [max(_mpf(t), _ENGINE_TARGET_MIN) for t in targets]
+        batches = _Batches() if batches is None else batches
+        eng = engine or self._engine
         try:
-            return (engine or self._engine).tails(ks, targets)
+            tails = eng.tails(ks, targets)
         except SieveTooWide:
             pass
-        groups = self._lattice_groups()
-        for factor in (1, 8, 64):
+        else:
+            return tails, batches.add(eng.diagnostics())
+        for fallback in self._chooser.fallbacks():
             try:
-                return coarse_engine(groups, COARSE_KEPT / factor).tails(ks, targets)
+                tails = fallback.tails(ks, targets)
             except SieveTooWide:
                 continue
+            return tails, batches.add(replace(fallback.diagnostics(), fallback=True))
         raise SieveTooWide("no engine (exact or coarse) can integrate this composition")
 
     @property
@@ -502,15 +370,19 @@ class Composition:
         """
         return self._tails(ks, tol, rtol, None)
 
-    def _tails(self, ks: Iterable[int], tol: float, rtol: float, engine) -> list[Certified]:
-        """:meth:`tails` on ``engine`` (default: the composition's own)."""
+    def _tails(self, ks: Iterable[int], tol: float, rtol: float, engine: Engine | None,
+               batches: _Batches | None = None) -> list[Certified]:
+        """:meth:`tails` on ``engine`` (default: the composition's own); its engine batches are
+        counted in ``batches`` (default: a fresh count)."""
         ks = list(ks)
         for k in ks:
             if isinstance(k, bool) or not isinstance(k, int):
                 raise TypeError(f"tails: thresholds must be ints, got {k!r}")
         _check_tol(tol, rtol)
         v = self.v_sg
+        batches = _Batches() if batches is None else batches
         out: list[Certified | None] = [None] * len(ks)
+        diag: list[EngineDiagnostics] = [BOUND_DIAGNOSTICS] * len(ks)
         todo = []
         for i, k in enumerate(ks):
             m = k if k >= 1 else 1 - k
@@ -528,17 +400,19 @@ class Composition:
                 k = ks[i]
                 lp = log_tail_estimate(self._engine.var, k) if k >= 1 else 0.0
                 targets.append(max(scale * min(tol, mpmath.exp(math.log(rtol) + lp)), ABS_TARGET_FLOOR))
-            res = self._engine_tails([ks[i] for i in todo], targets, engine)
+            res, d = self._engine_tails([ks[i] for i in todo], targets, engine, batches)
             still = []
             for i, c in zip(todo, res):
                 out[i] = c
+                diag[i] = d
                 if c.error > min(mpmath.mpf(tol), rtol * c.value):
                     still.append(i)
-            if not still or not getattr(engine or self._engine, "improvable", True):
+            if not still or not (engine or self._engine).improvable:
                 break
             todo = still
             scale *= 1e-6
-        return [c.with_target(tol, rtol) for c in out]  # type: ignore[union-attr]
+        final = {id(d): batches.final(d) for d in diag}
+        return [c.with_target(tol, rtol, final[id(d)]) for c, d in zip(out, diag)]  # type: ignore[union-attr]
 
     def tail(self, k: int, tol: float = DEFAULT_TOL, rtol: float = DEFAULT_RTOL) -> Certified:
         """Certified P[Y ≥ k] (see :meth:`tails`)."""
@@ -574,42 +448,22 @@ class Composition:
         """:meth:`delta_curve` and :meth:`tradeoff_curve` (same arguments, same results) from one
         engine batch: the trade-off thresholds ride along with the (ε, δ) thresholds, sharing their
         nodes, tilt groups and integrand evaluations (the two batches of a pair need almost the
-        same N and tilts)."""
+        same N and tilts).  A composition with an exact split engine may send the trade-off
+        thresholds to a direct trapezoid instead (:meth:`accountant.choose.EngineChooser.tradeoff_batch`)."""
         _check_tol(tradeoff_tol, 1.0)
         zeta, ks, all_k = self._tradeoff_thresholds(zeta, n, zeta_max, tradeoff_tol)
-        direct = self._direct_tradeoff_engine()
+        direct = self._chooser.tradeoff_batch(self._engine)
         if direct is not None:
             try:
-                tails = [c.with_target(tradeoff_tol) for c in direct.tails(all_k, [tradeoff_tol] * len(all_k))]
-                return self.delta_curve(eps_values, tol, rtol), self._tradeoff_from(zeta, ks, dict(zip(all_k, tails)))
+                tails = direct.tails(all_k, [tradeoff_tol] * len(all_k))
+                diag = direct.diagnostics()
+                tails = [c.with_target(tradeoff_tol, None, diag) for c in tails]
+                return self.delta_curve(eps_values, tol, rtol), self._tradeoff_from(zeta, ks, dict(zip(all_k, tails)), diag)
             except SieveTooWide:
                 pass
         deltas, tails = self._delta_curve(eps_values, tol, rtol, all_k, [tradeoff_tol] * len(all_k))
         tails = [c.with_target(tradeoff_tol) for c in tails]
-        return deltas, self._tradeoff_from(zeta, ks, dict(zip(all_k, tails)))
-
-    def _tradeoff_search_engine(self):
-        """The engine for β when the exact split chain is too costly: the direct trapezoid when
-        its window-sieve estimate is at most :data:`DIRECT_KEPT_MAX` (exact), else the coarse
-        sandwich (flagged).  Built once per composition."""
-        if self._beta_engine is None:
-            groups = self._lattice_groups()
-            if direct_kept_estimate(groups, TRADEOFF_DIRECT_LOG_THRESHOLD) <= DIRECT_KEPT_MAX:
-                self._beta_engine = TailEngine(groups)
-            else:
-                self._beta_engine = coarse_engine(groups)
-        return self._beta_engine
-
-    def _direct_tradeoff_engine(self):
-        """A direct trapezoid engine for the trade-off thresholds of a composition whose engine
-        is an exact split, when the direct integrand is small enough (see
-        :data:`TRADEOFF_DIRECT_MAX_ESTIMATE`), else ``None``."""
-        if not isinstance(self._engine, SplitEngine):
-            return None
-        groups = self._lattice_groups()
-        if direct_kept_estimate(groups, TRADEOFF_DIRECT_LOG_THRESHOLD) > TRADEOFF_DIRECT_MAX_ESTIMATE:
-            return None
-        return TailEngine(groups)
+        return deltas, self._tradeoff_from(zeta, ks, dict(zip(all_k, tails)), tails[0].diagnostics if tails else None)
 
     def _delta_curve(self, eps_values: Iterable, tol: float, rtol: float, extra_ks: Sequence[int] = (),
                      extra_targets: Sequence[float] = ()) -> tuple[list[Certified], list[Certified]]:
@@ -631,7 +485,9 @@ class Composition:
                 raise ValueError(f"eps[{i}]: must be >= 0, got {e!r}")
             fracs.append(f)
         v = self.v_sg
+        batches = _Batches()
         results: list[Certified | None] = [None] * len(fracs)
+        diag: list[EngineDiagnostics] = [BOUND_DIAGNOSTICS] * len(fracs)
         todo = []
         for i, f in enumerate(fracs):
             k1, _ = self._thresholds(f)
@@ -641,8 +497,9 @@ class Composition:
                 todo.append(i)
         scale = 1.0
         extra: list[Certified] = []
+        extra_diag = BOUND_DIAGNOSTICS
         if extra_ks and not todo:
-            extra = self._engine_tails(list(extra_ks), list(extra_targets))
+            extra, extra_diag = self._engine_tails(list(extra_ks), list(extra_targets), None, batches)
         for attempt in range(MAX_REFINEMENTS + 1):
             if not todo:
                 break
@@ -657,10 +514,10 @@ class Composition:
                 targets += [mpmath.exp(need), mpmath.exp(need - ef)]
                 info.append((i, k1, k2, need))
             if attempt == 0 and extra_ks:
-                tails = self._engine_tails(ks + list(extra_ks), targets + list(extra_targets))
-                tails, extra = tails[:len(ks)], tails[len(ks):]
+                tails, batch_diag = self._engine_tails(ks + list(extra_ks), targets + list(extra_targets), None, batches)
+                tails, extra, extra_diag = tails[:len(ks)], tails[len(ks):], batch_diag
             else:
-                tails = self._engine_tails(ks, targets)
+                tails, batch_diag = self._engine_tails(ks, targets, None, batches)
             still = []
             for n, (i, k1, k2, need) in enumerate(info):
                 t1, t2 = tails[2 * n], tails[2 * n + 1]
@@ -675,13 +532,16 @@ class Composition:
                                           " (the tail enclosures are inconsistent)")
                 d = Certified(max(lo, _mpf(0)), min(hi, _mpf(1)))
                 results[i] = d
+                diag[i] = batch_diag
                 if d.error > min(mpmath.mpf(tol), rtol * d.value):
                     still.append(i)
-            if not still or not getattr(self._engine, "improvable", True):
+            if not still or not self._engine.improvable:
                 break
             todo = still
             scale *= 1e-6
-        return [d.with_target(tol, rtol) for d in results], extra  # type: ignore[union-attr]
+        final = {id(d): batches.final(d) for d in diag + [extra_diag]}
+        extra = [c.with_diagnostics(final[id(extra_diag)]) for c in extra]
+        return [d.with_target(tol, rtol, final[id(g)]) for d, g in zip(results, diag)], extra  # type: ignore[union-attr]
 
     def delta(self, eps, tol: float = DEFAULT_TOL, rtol: float = DEFAULT_RTOL) -> Certified:
         """Certified δ(ε) = sup_S P(S) − e^ε Q(S) (hockey-stick divergence) of the composition."""
@@ -806,8 +666,9 @@ class Composition:
         """
         _check_tol(tol, 1.0)
         zeta, ks, all_k = self._tradeoff_thresholds(zeta, n, zeta_max, tol)
-        tails = [c.with_target(tol) for c in self._engine_tails(all_k, [tol] * len(all_k))]
-        return self._tradeoff_from(zeta, ks, dict(zip(all_k, tails)))
+        tails, diag = self._engine_tails(all_k, [tol] * len(all_k))
+        tails = [c.with_target(tol, None, diag) for c in tails]
+        return self._tradeoff_from(zeta, ks, dict(zip(all_k, tails)), diag)
 
     def _tradeoff_thresholds(self, zeta, n, zeta_max, tol) -> tuple[list[float], list[int], list[int]]:
         """(ζ grid, vertex thresholds k, all distinct tail thresholds incl. 2C + 1 − k)."""
@@ -835,13 +696,14 @@ class Composition:
         all_k = sorted(set(ks) | {two_c + 1 - k for k in ks})
         return zeta, ks, all_k
 
-    def _tradeoff_from(self, zeta, ks, vals) -> TradeoffCurve:
+    def _tradeoff_from(self, zeta, ks, vals, diagnostics: EngineDiagnostics | None = None) -> TradeoffCurve:
         two_c = self.lattice.two_c
         return TradeoffCurve(
             zeta=tuple(zeta),
             k=tuple(ks),
             alpha=tuple(vals[k] for k in ks),
             beta=tuple(vals[two_c + 1 - k] for k in ks),
+            diagnostics=diagnostics,
         )
 
     def tradeoff(self, alpha, tol: float = DEFAULT_TRADEOFF_TOL, rtol: float = DEFAULT_RTOL) -> Certified:
@@ -856,20 +718,19 @@ class Composition:
             raise ValueError(f"alpha: must be in [0, 1], got {alpha!r}")
         _check_tol(tol, rtol)
         if a == 0:
-            return Certified(1, 1).with_target(tol, rtol)
+            return Certified(1, 1).with_target(tol, rtol, BOUND_DIAGNOSTICS)
         if a == 1:
-            return Certified(0, 0).with_target(tol, rtol)
+            return Certified(0, 0).with_target(tol, rtol, BOUND_DIAGNOSTICS)
         sd = math.sqrt(self._engine.var)
-        engine = self._engine
-        if split_search_cost(engine) > TRADEOFF_SPLIT_MAX_COST:  # β's search would take minutes
-            engine = self._tradeoff_search_engine()
-        improvable = getattr(engine, "improvable", True)
+        # on a costly split chain β's search would take minutes: the chooser picks another engine
+        engine = self._chooser.tradeoff_search(self._engine)
+        batches = _Batches()
         res = None
         for scale in (1.0, 1e-6, 1e-12):
             res, _ = tradeoff_at(a, self.lattice.two_c, sd,
-                                 lambda ms, s=scale: self._tails(ms, tol * s / 4, rtol * s / 4, engine))
-            res = res.with_target(tol, rtol)
-            if res.tolerance_met or not improvable:
+                                 lambda ms, s=scale: self._tails(ms, tol * s / 4, rtol * s / 4, engine, batches))
+            res = res.with_target(tol, rtol, batches.final())
+            if res.tolerance_met or not engine.improvable:
                 break
         return res
 

@@ -9,7 +9,7 @@ privacy profile (Cor. 2.13 of 1905.02383) is
 A composition of discrete Gaussians with shifts s_k and scales σ_k² is *approximated* (central
 limit theorem, Thm 3.5 of 1905.02383) by μ-GDP with μ² = Σ_k m_k s_k²/σ_k² (= 2ρ_zCDP).  This
 surrogate is **not** a certified bound (for discrete Gaussians it is not even guaranteed to be
-on the safe side); it is a fast sanity check of the exact accountant (method note §2: for the DHC
+on the safe side); it is a fast sanity check of the exact accountant (docs/method.md §2: for the DHC
 persons pair [13, 13] it agrees with the exact δ to ~1e-9 relative).
 
 **Edgeworth-corrected surrogate.**  Under P the privacy loss of the composition is exactly
@@ -29,7 +29,7 @@ N_Z(0, σ²) is strictly below σ², noticeably so for σ² ≲ 1) and (ii) adds
 m i.i.d.-like components γ₂ = O(1/m); the next omitted terms (γ₃-type sixth cumulant and γ₂²) are
 O(m⁻²) in the distribution function, so the error is O(m^{-3/2}) or better *for non-lattice or
 fine-lattice* loss variables — the order claimed by Su, Su & Wang (arXiv 2606.29835; statement
-not verified, see method note §8).  If all weights are commensurate with a coarse span (e.g. m
+not verified, see docs/method.md §8).  If all weights are commensurate with a coarse span (e.g. m
 identical mechanisms), V lives on a lattice of span h = gcd(w_k) and a lattice (Euler–Maclaurin)
 error of relative order (h/√κ₂)² remains that no continuous expansion removes; the hockey-stick
 functional is Lipschitz, which keeps this term second order.  Like GDP, this is an approximation,

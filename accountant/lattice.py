@@ -7,7 +7,7 @@ scale ``L = lcm(denominators of w) / gcd(numerators of w)`` the integers b_k = L
 
 * ℓ_P = (Y + C)/L and ℓ_Q = (Y − C)/L in distribution, with C = L·ρ and 2C = Σ_k m_k b_k s_k ∈ Z.
 
-This is the lattice mapping of Su, Su & Wang, arXiv 2606.29835, §3.1 of our method note.
+This is the lattice mapping of Su, Su & Wang, arXiv 2606.29835 (docs/method.md §3.1).
 
 >>> from fractions import Fraction as F
 >>> lat = Lattice.from_weights([(F(73, 10000), 1, 2), (F(11, 10000), 1, 2)])

@@ -1,7 +1,8 @@
 """Certified probability mass function of a lattice sum with a small span (exact products).
 
-For Y = Σ_k b_k X_k with X_k ~ N_Z(0, σ_k²) (m_k copies each) whose effective support spans at
-most :data:`MAX_PMF_SPAN` lattice points, the whole pmf is computed directly: each X_k's pmf
+For Y = Σ_k b_k X_k with X_k ~ N_Z(0, σ_k²) (m_k copies each) whose effective support spans few
+lattice points (the chooser's bounds: ``EngineConfig.direct_pmf_max_span``, ``split_pmf_max_span``,
+``nested_pmf_max_span``), the whole pmf is computed directly: each X_k's pmf
 e^{−x²/(2σ²)}/θ₃(0, τ) (normaliser from :mod:`accountant.theta`) is truncated to |x| ≤ R_k,
 written as a polynomial in z^{b_k}, raised to the power m_k and multiplied together in Arb
 ball arithmetic (``arb_poly``, rigorous radii), trimming negligible ends after each product.
@@ -24,17 +25,19 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Sequence
+from typing import ClassVar, Sequence
 
 from flint import arb, arb_poly, ctx, fmpq
 
 from .certified import Certified, arb_to_certified, ball
+from .engine import DEFAULT_CONFIG, EngineDiagnostics, TailStats, stats_diagnostics
 from .theta import theta0, theta_tau
 
 __all__ = ["MAX_PMF_SPAN", "PmfEngine", "pmf_span"]
 
-#: largest span (lattice points between the extreme kept values) for which a pmf table is built.
-MAX_PMF_SPAN = 600_000
+#: the span (lattice points between the extreme kept values) planned for the largest tables (the
+#: leaves of nested splits); a build whose running product exceeds 4× this is refused.
+MAX_PMF_SPAN = DEFAULT_CONFIG.nested_pmf_max_span
 #: a table is built for this fraction of the requested error (one build serves refinements).
 TABLE_SLACK = 1e-6
 #: tables kept per engine (one per target bucket of 6 decades).
@@ -97,27 +100,36 @@ def _mul_spread(dense: list, q: list, b: int) -> list:
 
 @dataclass
 class PmfEngine:
-    """Tails of a small-span lattice sum from its certified pmf table (see module docstring)."""
+    """Tails of a small-span lattice sum from its certified pmf table (see module docstring; an
+    :class:`accountant.engine.Engine`, kind ``"pmf"``)."""
+
+    name: ClassVar[str] = "pmf"
 
     groups: tuple
     improvable: bool = True
-    #: tables by target bucket (see :meth:`tails_ball`): (target, offset, suffix sums, E, bits)
+    #: tables by target bucket (see :meth:`tails_ball`), each as built by :meth:`_build`:
+    #: (log target, offset, suffix sums, removed mass E, working bits)
     _tables: dict = field(default_factory=dict, repr=False)
 
     def __post_init__(self):
-        self._last = None
+        self._last = None  # the table used by the last batch
+        self._batch = None  # (results, targets) of the last batch, for diagnostics()
         self.v_sg = sum((Fraction(g.mult * g.b * g.b) * g.sigma2 for g in self.groups), Fraction(0))
         self.var = float(self.v_sg)
 
     @property
-    def stats(self):
-        from .quadrature import TailStats
-
+    def stats(self) -> TailStats:
+        """``n_nodes`` = length of the last batch's table (suffix sums)."""
         t = self._last
         return TailStats(n_nodes=0 if t is None else len(t[2]))
 
+    def diagnostics(self, assess: bool = True) -> EngineDiagnostics:
+        """Diagnostics of the last batch (see :class:`accountant.engine.Engine`)."""
+        return stats_diagnostics(self.name, self.stats, self.improvable, self._batch, assess)
+
     def _build(self, log_t: float):
-        """pmf table with removed mass E ≤ about e^``log_t`` (enclosed exactly, whatever it is)."""
+        """pmf table with removed mass E ≤ about e^``log_t`` (enclosed exactly, whatever it is):
+        ``(log_t, offset, S, E, bits)`` with S[i] = Σ_{y ≥ offset+i} c_y (S[-1] = 0) and E = 1 − S[0]."""
         n = len(self.groups)
         bits = int(max(128, -log_t / math.log(2) + 64 + math.log2(pmf_span(self.groups))))
         old = ctx.prec
@@ -167,7 +179,9 @@ class PmfEngine:
         return q, qoff
 
     def tails(self, ks: Sequence[int], abs_targets: Sequence) -> list[Certified]:
-        return [arb_to_certified(b, clip01=True) for b in self.tails_ball(ks, abs_targets)]
+        out = [arb_to_certified(b, clip01=True) for b in self.tails_ball(ks, abs_targets)]
+        self._batch = (out, abs_targets)
+        return out
 
     def tails_ball(self, ks: Sequence[int], abs_targets: Sequence) -> list[arb]:
         """Arb balls containing [Σ_{y≥k} c_y, Σ_{y≥k} c_y + E] ∋ P[Y ≥ k]."""
@@ -195,6 +209,7 @@ class PmfEngine:
                 i = int(k) - offset
                 s = suffix[0] if i <= 0 else (zero if i >= hi_idx else suffix[i])
                 out.append(s + pad)
+            self._batch = (out, abs_targets)
             return out
         finally:
             ctx.prec = old

@@ -25,7 +25,7 @@ from collections import Counter
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Sequence
+from typing import ClassVar, Sequence
 
 import mpmath
 import numpy as np
@@ -33,30 +33,21 @@ from flint import acb, acb_poly, arb, ctx, fmpq
 from scipy.special import log_ndtr
 
 from . import bounds
-from .certified import Certified, arb_interval_to_certified, down, up
+from .certified import Certified, arb_interval_to_certified, ball, down, mpf_to_arb, up
 from .dualprod import DualProduct
+from .engine import DEFAULT_CONFIG, EngineConfig, EngineDiagnostics, LatticeGroup, TailStats, stats_diagnostics
 from .sieve import SieveComponent, product_filter, sieve_nodes
 from .theta import peak_halfwidth, theta0, theta_tau
 
+# LatticeGroup and TailStats live in accountant.engine (the layer's base); re-exported here.
 __all__ = ["LatticeGroup", "TailEngine", "TailStats"]
 
 #: digits of slack spent to let several thresholds share one tilt (loss factor e^{LOSS}).
 SHARED_TILT_LOSS = 23.0
 #: extra working bits on top of the planned requirement (guards Arb's own radius growth).
 GUARD_BITS = 48
-#: evaluate G at the nodes by the Poisson-dual product (:mod:`accountant.dualprod`); the
-#: per-component theta route is kept as the reference (tests compare the two).
-USE_DUAL_PRODUCT = True
-#: evaluate the kernel sums Σ_j K_j e^{−iζ_j k} run by run (:func:`_kernel_sums_runs`: Horner
-#: in Arb's C code over each run of consecutive nodes); off = one Python term per node and k.
-KERNEL_RUNS = True
-#: pruning levels of a tilt group's members (see TailEngine._evaluate_group): a member whose own
-#: log pruning threshold exceeds the group's by ℓ·PRUNE_LEVEL_STEP (ℓ < PRUNE_LEVELS) sums only
-#: the nodes whose log product bound is at least that much above the group's threshold.
-#: Measured (901-point trade-off curve, tol 1e-25): DHC pair [10,33] 16.2 s → 10.8 s, [24,36]
-#: 0.87 → 0.65 s (step 8 / 5 levels: 11.7 s, 0.70 s).
-PRUNE_LEVEL_STEP = 4.0
-PRUNE_LEVELS = 16
+# The evaluation switches (Poisson-dual product, kernel sums by runs, DFT sums of arithmetic
+# progressions, pruning levels) are fields of accountant.engine.EngineConfig (TailEngine.config).
 #: gaps of at most this many pruned nodes inside a run are filled with exact zeros.
 RUN_GAP_FILL = 8
 #: longest run: Horner multiplies a complex (rectangular) ball by a unit x = e^{−iθ} per step,
@@ -67,12 +58,11 @@ RUN_MAX_LENGTH = 24
 #: the planned error target is this fraction of the caller's target (the rest is slack).
 PLAN_FRACTION = 1e-3
 #: thresholds in an arithmetic progression k₀ + mΔ (the default grid of a trade-off curve) are
-#: summed by one DFT per tilt group and progression (:func:`_kernel_sums_dft`): the node count N
-#: is rounded up to a multiple PΔ of the step, and Σ_j K_j e^{−2πij(k₀+mΔ)/N} for all m < P is
-#: the length-P DFT of the nodes' terms K_j e^{−2πijk₀/N} folded modulo P — cost per node
-#: instead of per node and threshold.  Used for residue classes mod Δ with at least
-#: ``AP_MIN_MEMBERS`` thresholds and P ≤ ``AP_MAX_LENGTH``.
-AP_DFT = True
+#: summed by one DFT per tilt group and progression (:func:`_kernel_sums_dft`, switch
+#: ``EngineConfig.ap_dft``): the node count N is rounded up to a multiple PΔ of the step, and
+#: Σ_j K_j e^{−2πij(k₀+mΔ)/N} for all m < P is the length-P DFT of the nodes' terms
+#: K_j e^{−2πijk₀/N} folded modulo P — cost per node instead of per node and threshold.  Used
+#: for residue classes mod Δ with at least ``AP_MIN_MEMBERS`` thresholds and P ≤ ``AP_MAX_LENGTH``.
 AP_MIN_MEMBERS = 16
 AP_MAX_LENGTH = 1 << 16
 
@@ -85,15 +75,6 @@ def workprec(bits: int):
         yield
     finally:
         ctx.prec = old
-
-
-@dataclass(frozen=True, slots=True)
-class LatticeGroup:
-    """m copies of b·X with X ~ N_Z(0, σ²)."""
-
-    sigma2: Fraction
-    b: int
-    mult: int
 
 
 def log_tail_estimate(var: float, k: int) -> float:
@@ -167,38 +148,41 @@ class _Cgf:
 
 
 @dataclass
-class TailStats:
-    """Diagnostics of the last batch (for benchmarks and reports)."""
-
-    n_nodes: int = 0
-    kept_nodes: int = 0
-    tilt_groups: int = 0
-    #: evaluations of the integrand's characteristic-function product: one per node on the
-    #: Poisson-dual route (accountant.dualprod), one per node and component on the theta route
-    phi_evaluations: int = 0
-    precision_bits: int = 0
-    log_threshold: float = 0.0
-
-
-@dataclass
 class TailEngine:
-    """Certified P[Y ≥ k] for a fixed lattice sum; thresholds are processed in batches.
+    """Certified P[Y ≥ k] for a fixed lattice sum; thresholds are processed in batches
+    (an :class:`accountant.engine.Engine`, kind ``"trapezoid"``).
 
     Args:
         groups: the distinct components (σ², b, multiplicity).
+        stats: node counts of the last batch (replaced by every batch).
+        config: the evaluation switches (``use_dual_product``, ``kernel_runs``, ``ap_dft``,
+            ``prune_levels``, ``prune_level_step``).
     """
+
+    name: ClassVar[str] = "trapezoid"
 
     groups: tuple[LatticeGroup, ...]
     stats: TailStats = field(default_factory=TailStats)
+    config: EngineConfig = field(default=DEFAULT_CONFIG, repr=False)
 
     def __post_init__(self):
         if not self.groups:
             raise ValueError("TailEngine: empty composition")
+        self._batch = None  # (results, targets) of the last tails() call, for diagnostics()
         self.v_sg = sum(Fraction(g.mult * g.b * g.b) * g.sigma2 for g in self.groups)
         self.var = sum(g.mult * g.b * g.b * _dg_variance(float(g.sigma2)) for g in self.groups)
         self._cgf = _Cgf(self.groups)
         self._theta_cache: dict[int, list[tuple[acb, acb]]] = {}
         self._dual: DualProduct | None = None
+
+    @property
+    def improvable(self) -> bool:
+        """Always True: tighter targets buy more nodes, pruning depth and precision."""
+        return True
+
+    def diagnostics(self, assess: bool = True) -> EngineDiagnostics:
+        """Diagnostics of the last batch (see :class:`accountant.engine.Engine`)."""
+        return stats_diagnostics(self.name, self.stats, True, self._batch, assess)
 
     # ------------------------------------------------------------------ planning
     def _group(self, ks: list[int], lams: list[float]) -> list[tuple[float, list[int]]]:
@@ -258,11 +242,11 @@ class TailEngine:
         """G(λ + iζ_j) at the kept nodes, and G(λ) (real).
 
         By the Poisson-dual product of :mod:`accountant.dualprod` (one exponential per node for
-        all factors near their peaks) unless :data:`USE_DUAL_PRODUCT` is off or indices could
+        all factors near their peaks) unless ``config.use_dual_product`` is off or indices could
         overflow; else one Arb theta evaluation per node and distinct component.
         """
         thetas = self._thetas(bits)
-        if USE_DUAL_PRODUCT:
+        if self.config.use_dual_product:
             if self._dual is None:
                 self._dual = DualProduct(self.groups)
             res = self._dual.values(nodes, N, lam, thetas)
@@ -319,10 +303,16 @@ class TailEngine:
             else:
                 c = res[1 - k]
                 out.append(Certified(down(1 - c.upper), up(1 - c.lower)))
+        self._batch = (out, abs_targets)
         return out
 
+    def tails_ball(self, ks: Sequence[int], abs_targets: Sequence[float]) -> list[arb]:
+        """:meth:`tails` as Arb balls at the current working precision."""
+        return [ball(mpf_to_arb(c.lower), mpf_to_arb(c.upper)) for c in self.tails(ks, abs_targets)]
+
     def _tails_positive(self, ks: list[int], log_targets: list[float]) -> dict[int, Certified]:
-        N, groups, step = self._plan(ks, log_targets, _ap_step(ks) if (AP_DFT and KERNEL_RUNS) else None)
+        cfg = self.config
+        N, groups, step = self._plan(ks, log_targets, _ap_step(ks) if (cfg.ap_dft and cfg.kernel_runs) else None)
         v_sg = float(self.v_sg)
         self.stats = TailStats(n_nodes=N, tilt_groups=len(groups), log_threshold=0.0)
         out: dict[int, Certified] = {}
@@ -361,7 +351,7 @@ class TailEngine:
             keep = all_totals >= log_thr
             nodes, totals = all_nodes[keep], all_totals[keep]
             bits = max(128, int(log_needed_bits + math.log2(max(2, len(nodes))) + GUARD_BITS))
-            if KERNEL_RUNS:
+            if cfg.kernel_runs:
                 bits += RUN_MAX_LENGTH // 2
             st = self.stats
             st.kept_nodes = max(st.kept_nodes, len(nodes))
@@ -374,13 +364,16 @@ class TailEngine:
                         ) -> dict[int, Certified]:
         """Tails of one tilt group.  With ``totals`` (log product bound per node) and
         ``member_thr`` (each member's own log pruning threshold), members are put on pruning
-        levels log_thr + :data:`PRUNE_LEVEL_STEP`·ℓ: a member at level ℓ sums only the nodes whose
-        bound reaches that level (every other node has |G| < G(λ)·e^{level}, which the pruning
-        bound charges), so loosely-targeted thresholds skip most nodes.  With an AP ``step``
+        levels log_thr + ``config.prune_level_step``·ℓ (ℓ < ``config.prune_levels``): a member at
+        level ℓ sums only the nodes whose bound reaches that level (every other node has
+        |G| < G(λ)·e^{level}, which the pruning bound charges), so loosely-targeted thresholds
+        skip most nodes.  With an AP ``step``
         (N a multiple of it), the members of each large residue class mod ``step`` are summed
         over all kept nodes by one DFT (:func:`_kernel_sums_dft`, level 0)."""
         out: dict[int, Certified] = {}
         node_list = nodes.tolist()
+        cfg = self.config
+        runs = cfg.kernel_runs
         with workprec(bits):
             # the sieve guarantees |product| < exp(log_thr) at pruned nodes; bound it from above
             thr = arb(log_thr).exp().upper()
@@ -396,19 +389,19 @@ class TailEngine:
                 k_im.append(w * kv.imag)
             two_n = 2 * N
             # pruning level of each member (level 0 = the group's own node set and threshold)
-            level_of = {i: min(PRUNE_LEVELS - 1, max(0, int((member_thr[i] - log_thr) // PRUNE_LEVEL_STEP)))
-                        for i in members} if KERNEL_RUNS else dict.fromkeys(members, 0)
+            level_of = {i: min(cfg.prune_levels - 1, max(0, int((member_thr[i] - log_thr) // cfg.prune_level_step)))
+                        for i in members} if runs else dict.fromkeys(members, 0)
             thr_at = {0: thr}
             sums: dict[int, arb] = {}
             for cls in _ap_classes(ks, members, step, N) if step else ():
                 for i in cls:
                     level_of[i] = 0
                 sums.update(zip(cls, _kernel_sums_dft(node_list, k_re, k_im, [ks[i] for i in cls], N, step)))
-            for lev in sorted({level_of[i] for i in members if i not in sums}) if KERNEL_RUNS else ():
+            for lev in sorted({level_of[i] for i in members if i not in sums}) if runs else ():
                 mem = [i for i in members if level_of[i] == lev and i not in sums]
                 keep = [True] * len(node_list)
                 if lev:
-                    level = log_thr + lev * PRUNE_LEVEL_STEP
+                    level = log_thr + lev * cfg.prune_level_step
                     keep = (totals >= level).tolist()
                     thr_at[lev] = arb(level).exp().upper()
                 sub = [(j, kr, ki) for j, kr, ki, kp in zip(node_list, k_re, k_im, keep) if kp]
@@ -418,7 +411,7 @@ class TailEngine:
             prune_at = {lev: bounds.pruning_factor(lam, g_lam, t) for lev, t in thr_at.items()}
             for i in members:
                 k = ks[i]
-                if KERNEL_RUNS:
+                if runs:
                     acc = sums[i]
                 else:
                     acc = arb(0)
@@ -427,7 +420,7 @@ class TailEngine:
                         acc += kr * c + ki * s
                 e_k = (-lam * k).exp()
                 T = acc * e_k / N
-                prune = prune_at[level_of[i]] * e_k  # = bounds.pruning_bound(k, lam, g_lam, thr)
+                prune = prune_at[level_of[i]] * e_k  # G(λ)·thr·e^{−λk}/(1 − e^{−λ}) (accountant.bounds)
                 out[k] = arb_interval_to_certified(T - alias(k) - prune, T + prune, clip01=True)
         return out
 

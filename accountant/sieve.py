@@ -6,7 +6,7 @@ lies farther than r_k = θ_k/b_k from every peak of that component, then |produc
 (:func:`accountant.theta.peak_halfwidth`), and the node is pruned; the total contribution of all
 pruned nodes is bounded in :mod:`accountant.bounds`.
 
-Instead of scanning all N nodes (as in the code of arXiv 2606.29835, §3.5 of our note), we
+Instead of scanning all N nodes (as in the code of arXiv 2606.29835; docs/method.md §3.5), we
 enumerate *peak windows*: start from the windows of the component with the fewest peaks and
 intersect them with the windows of the next component, and so on.  Cost is proportional to
 the number of surviving windows, not to N.
@@ -68,6 +68,7 @@ def sieve_nodes(components: list[SieveComponent], n_nodes: int, max_kept: int = 
         h = comp.halfwidth * N / (2.0 * math.pi * b)  # half-width in node units
         h = h * (1.0 + 1e-12) + N * 1e-13 + 1e-9  # widen: float rounding keeps more, never fewer
         new: list[tuple[float, float]] = []
+        max_windows = max_kept // 4
         for lo, hi in intervals:
             p_lo = math.ceil((lo - h) / spacing)
             p_hi = math.floor((hi + h) / spacing)
@@ -76,8 +77,11 @@ def sieve_nodes(components: list[SieveComponent], n_nodes: int, max_kept: int = 
                 a, z = max(lo, c - h), min(hi, c + h)
                 if math.floor(z) >= math.ceil(a):
                     new.append((a, z))
-            if len(new) > max_kept // 4:
-                raise SieveTooWide(f"sieve: more than {max_kept // 4} peak windows; composition too wide for the sieve")
+                    # checked per window: one interval can hold ~b/2 peaks (10⁹ for the first
+                    # component of a fine lattice), whose list would exhaust memory
+                    if len(new) > max_windows:
+                        raise SieveTooWide(f"sieve: more than {max_windows} peak windows; "
+                                           "composition too wide for the sieve")
         intervals = new
         if not intervals:
             break

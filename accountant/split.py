@@ -17,58 +17,48 @@ The sum over u is truncated at |u| ≤ R with the sub-Gaussian bound P[|U| > R] 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Sequence
+from typing import ClassVar, Sequence
 
 import mpmath
 import numpy as np
 from flint import arb, ctx, fmpq, fmpz
 
-from .certified import Certified, _mpf, arb_to_certified, ball, mpf_to_arb
+from .certified import Certified, _mpf, arb_to_certified, ball
+from .engine import DEFAULT_CONFIG, Engine, EngineConfig, EngineDiagnostics, LatticeGroup, TailStats, stats_diagnostics
+from .pmf import pmf_span
 
-__all__ = ["find_split", "SplitEngine"]
+__all__ = ["find_nested", "find_split", "SplitEngine"]
 
-#: a split is used only when the direct problem is at least this many times larger (in N);
-#: measured on the DHC pairs: gains ~18 were slower than the direct route, ~360 much faster.
-MIN_GAIN = 100
-#: largest outer enumeration (number of U values) considered worthwhile.
-MAX_OUTER = 1500
-#: sum Σ_u P[U = u]·P[V ≥ t(k, u)] over each window as one exact integer dot product of
-#: fixed-point values (:func:`_fixed_point`) with a float error bound, instead of Arb ball
-#: products term by term (2–3× fewer Python-level operations; the split pairs' trade-off curves).
-SPLIT_FIXED_POINT = True
+# The planner's switches (split_min_gain, split_max_outer, nested_max_depth, pmf_max_groups,
+# nested_pmf_max_span) and the evaluation switch split_fixed_point are fields of
+# accountant.engine.EngineConfig.
 
 
 def _sd_proxy(groups) -> float:
     return math.sqrt(sum(g.mult * g.b * g.b * float(g.sigma2) for g in groups))
 
 
-def find_split(groups):
-    """Return (A, B, d_A, d_B) for the most profitable split, or ``None``."""
+def find_split(groups, config: EngineConfig = DEFAULT_CONFIG):
+    """Return (A, B, d_A, d_B) for the most profitable split, or ``None`` (a split is taken only
+    when it gains ``config.split_min_gain`` over the direct problem)."""
     if len(groups) < 2:
         return None
     direct = _sd_proxy(groups)
     best = None
-    for A, B, dA, dB, outer, sd_b in _family_splits(groups):
+    for A, B, dA, dB, outer, sd_b in _family_splits(groups, config.split_max_outer):
         cost = outer * 4 + sd_b / dB
-        if direct >= MIN_GAIN * cost and (best is None or cost < best[0]):
+        if direct >= config.split_min_gain * cost and (best is None or cost < best[0]):
             best = (cost, A, B, dA, dB)
     if best is None:
         return None
     return best[1], best[2], best[3], best[4]
 
 
-#: deepest nesting of splits tried by :func:`find_nested`.
-MAX_DEPTH = 3
-#: most distinct components in a pmf-table leaf (each costs one long polynomial product; a
-#: whole composition is never tabulated — the trapezoid is faster there).
-MAX_PMF_GROUPS = 6
-
-
-def _family_splits(groups):
-    """Candidate (A, B, d_A, d_B, outer, sd_B) partitions: A = a family sharing a large factor
-    (sd_B = :func:`_sd_proxy` of B)."""
+def _family_splits(groups, max_outer: float):
+    """Candidate (A, B, d_A, d_B, outer, sd_B) partitions: A = a family sharing a large factor,
+    outer enumeration ≤ ``max_outer`` (sd_B = :func:`_sd_proxy` of B)."""
     seen = set()
     var = [g.mult * g.b * g.b * float(g.sigma2) for g in groups]  # _sd_proxy terms, once
     for anchor in groups:
@@ -79,38 +69,38 @@ def _family_splits(groups):
         dA = math.gcd(*(g.b for g, a in zip(groups, inA) if a))
         var_a = sum(v for v, a in zip(var, inA) if a)
         outer = 2 * 16 * math.sqrt(var_a) / dA + 1
-        if outer <= MAX_OUTER:
+        if outer <= max_outer:
             A = [g for g, a in zip(groups, inA) if a]
             B = [g for g, a in zip(groups, inA) if not a]
             sd_b = math.sqrt(sum(v for v, a in zip(var, inA) if not a))
             yield A, B, dA, math.gcd(*(g.b for g in B)), outer, sd_b
 
 
-def find_nested(groups, depth: int = 0, max_span: float | None = None, budget: float = math.inf):
+def find_nested(groups, depth: int = 0, max_span: float | None = None, budget: float = math.inf,
+                config: EngineConfig = DEFAULT_CONFIG):
     """A chain of exact splits ending in a small-span pmf table (:mod:`accountant.pmf`).
 
     Returns ``(cost, plan)`` with ``plan`` either ``("pmf",)`` or ``(A, B, d_A, d_B, subplan)``
     where ``subplan`` plans B/d_B; ``cost`` is the product of the outer enumeration sizes
     (the factor by which thresholds multiply down the chain) — or ``None`` if no chain of
     cost ≤ ``budget`` exists.  The top level is always a split (a whole composition is left to
-    the trapezoid).  ``max_span`` (default :data:`accountant.pmf.MAX_PMF_SPAN`) bounds the leaf.
+    the trapezoid).  ``max_span`` (default ``config.nested_pmf_max_span``) bounds the leaf, which
+    has at most ``config.pmf_max_groups`` distinct components; chains are at most
+    ``config.nested_max_depth`` splits deep.
     """
-    from .pmf import MAX_PMF_SPAN, pmf_span
-    from .quadrature import LatticeGroup
-
     if max_span is None:
-        max_span = MAX_PMF_SPAN
-    if depth > 0 and len(groups) <= MAX_PMF_GROUPS and pmf_span(groups) <= max_span:
+        max_span = config.nested_pmf_max_span
+    if depth > 0 and len(groups) <= config.pmf_max_groups and pmf_span(groups) <= max_span:
         return 1.0, ("pmf",)
-    if depth >= MAX_DEPTH:
+    if depth >= config.nested_max_depth:
         return None
     best = None
-    for A, B, dA, dB, outer, _ in _family_splits(groups):
+    for A, B, dA, dB, outer, _ in _family_splits(groups, config.split_max_outer):
         limit = budget if best is None else min(budget, best[0])
         if outer > limit:
             continue
         Bn = tuple(LatticeGroup(g.sigma2, g.b // dB, g.mult) for g in B)
-        sub = find_nested(Bn, depth + 1, max_span, limit / outer)
+        sub = find_nested(Bn, depth + 1, max_span, limit / outer, config)
         if sub is None:
             continue
         cost = outer * sub[0]
@@ -121,13 +111,32 @@ def find_nested(groups, depth: int = 0, max_span: float | None = None, budget: f
 
 @dataclass
 class SplitEngine:
-    """Tails of Y = d_A·U + d_B·V from the tails of U and V (engines with ``tails``)."""
+    """Tails of Y = d_A·U + d_B·V from the tails of U and V (an :class:`accountant.engine.Engine`,
+    kind ``"split"``, over two inner engines; ``config.split_fixed_point`` selects the window
+    sums)."""
 
-    u_engine: object
-    v_engine: object
+    name: ClassVar[str] = "split"
+
+    u_engine: Engine
+    v_engine: Engine
     d_a: int
     d_b: int
     v_u: Fraction  # sub-Gaussian variance proxy of U
+    config: EngineConfig = field(default=DEFAULT_CONFIG, repr=False)
+
+    def __post_init__(self):
+        self._batch = None  # (results, targets) of the last batch, for diagnostics()
+
+    @property
+    def improvable(self) -> bool:
+        """True when both parts are (tighter targets narrow both factors of every term)."""
+        return self.u_engine.improvable and self.v_engine.improvable
+
+    def diagnostics(self, assess: bool = True) -> EngineDiagnostics:
+        """Diagnostics of the last batch: node counts of the V leaf (as :attr:`stats`), the
+        parts' diagnostics (not assessed) in ``parts``."""
+        parts = (self.u_engine.diagnostics(assess=False), self.v_engine.diagnostics(assess=False))
+        return stats_diagnostics(self.name, self.stats, self.improvable, self._batch, assess, parts)
 
     @property
     def var(self) -> float:
@@ -138,11 +147,13 @@ class SplitEngine:
         return self.d_a**2 * self.v_u + self.d_b**2 * self.v_engine.v_sg
 
     @property
-    def stats(self):
+    def stats(self) -> TailStats:
         return self.v_engine.stats
 
     def tails(self, ks: Sequence[int], abs_targets: Sequence) -> list[Certified]:
-        return [arb_to_certified(b, clip01=True) for b in self.tails_ball(ks, abs_targets)]
+        out = [arb_to_certified(b, clip01=True) for b in self.tails_ball(ks, abs_targets)]
+        self._batch = (out, abs_targets)
+        return out
 
     def tails_ball(self, ks: Sequence[int], abs_targets: Sequence) -> list[arb]:
         """Arb balls enclosing P[Y ≥ k] (ball arithmetic: the enclosure is automatic).
@@ -169,7 +180,7 @@ class SplitEngine:
         old = ctx.prec
         ctx.prec = bits
         try:
-            tu = tails_ball(self.u_engine, us, [tmin / (8 * len(us))] * len(us))
+            tu = self.u_engine.tails_ball(us, [tmin / (8 * len(us))] * len(us))
             pu = [a - b for a, b in zip(tu[:-1], tu[1:])]  # P[U = u] (ball), u = -R..R
             log_phis = [max(_log_float(p.upper()), -1e6) for p in pu]
             prefix = [arb(0)]  # prefix[i] = Σ_{u < us[i]} P[U = u]
@@ -218,7 +229,7 @@ class SplitEngine:
                 tgts = [mpmath.exp(x) for x in g_sorted[first].tolist()]  # (logs → targets)
             else:
                 tks_np, tks, tgts = np.zeros(0, dtype=np.int64), [], []
-            tv = tails_ball(self.v_engine, tks, tgts) if tks else []
+            tv = self.v_engine.tails_ball(tks, tgts) if tks else []
             ctx.prec = bits  # (inner engines restore the precision they found)
             vv = arb(fmpq(v_v.numerator, v_v.denominator))
             v_u = arb(fmpq(self.v_u.numerator, self.v_u.denominator))
@@ -226,7 +237,7 @@ class SplitEngine:
             idx_all = np.searchsorted(tks_np, t_all) if total else np.zeros(0, dtype=np.int64)
             window_sum: dict[int, arb] = {}  # plan index → Σ_u P[U = u]·P[V ≥ t(k, u)] over its window
             nonempty = np.flatnonzero(lengths > 0)
-            if total and SPLIT_FIXED_POINT:
+            if total and self.config.split_fixed_point:
                 # exact integer dot products of fixed-point values (_fixed_point), all windows at once
                 fb = bits + 16
                 scale = arb(2) ** (-2 * fb)
@@ -276,6 +287,7 @@ class SplitEngine:
                 if n in window_sum:
                     acc += window_sum[n]
                 out.append(acc)
+            self._batch = (out, abs_targets)
             return out
         finally:
             ctx.prec = old
@@ -333,11 +345,3 @@ def _fixed_point(balls, bits: int):
         mags.append(float(abs(X)) * ulp * up)
         errs.append(float(x.rad()) * up + ulp)
     return np.array(ints, dtype=object), np.array(mags), np.array(errs)
-
-
-def tails_ball(engine, ks, targets) -> list:
-    """Tails of any engine as Arb balls (engines without ``tails_ball`` return intervals)."""
-    f = getattr(engine, "tails_ball", None)
-    if f is not None:
-        return f(ks, targets)
-    return [ball(mpf_to_arb(c.lower), mpf_to_arb(c.upper)) for c in engine.tails(ks, targets)]

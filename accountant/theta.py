@@ -27,7 +27,7 @@ from fractions import Fraction
 
 from flint import acb, arb, fmpq
 
-__all__ = ["theta_tau", "mgf_ratio", "log_abs_cf_bound", "peak_halfwidth"]
+__all__ = ["theta_tau", "theta0", "log_abs_cf_bound", "peak_halfwidth"]
 
 
 def theta_tau(sigma2: Fraction) -> acb:
@@ -36,13 +36,9 @@ def theta_tau(sigma2: Fraction) -> acb:
     return acb(0, 1 / (2 * arb.pi() * s2))
 
 
-def mgf_ratio(z: acb, tau: acb, theta0: acb) -> acb:
-    """θ₃(z, τ)/θ₃(0, τ) = E[exp(2πi z X)] for X ~ N_Z(0, σ²); ``theta0`` = θ₃(0, τ)."""
-    return acb.modular_theta(z, tau)[2] / theta0
-
-
 def theta0(tau: acb) -> acb:
-    """θ₃(0, τ) (the normalising constant up to √(2πσ²)... exactly Σ_x exp(−x²/(2σ²)))."""
+    """θ₃(0, τ) = Σ_x exp(−x²/(2σ²)) for τ = i/(2πσ²): the normalising constant of the pmf of
+    N_Z(0, σ²) (≈ √(2πσ²) for large σ²), at the current Arb precision."""
     return acb.modular_theta(acb(0), tau)[2]
 
 

@@ -5,21 +5,14 @@ import mpmath
 
 from accountant import Composition, DiscreteGaussian
 from accountant.coarse import CoarseEngine
-from accountant.composition import make_engine
+from accountant.choose import make_engine
 from accountant.quadrature import LatticeGroup, TailEngine
 
 
 def test_sandwich_contains_exact_tails():
     groups = (LatticeGroup(F(7, 3), 4097, 2), LatticeGroup(F(11, 2), 2051, 3), LatticeGroup(F(40), 241, 4))
     exact = TailEngine(groups)
-    import accountant.coarse as C
-
-    old = C.coarse_divisor
-    try:
-        C.coarse_divisor = lambda gr: 37
-        coarse = CoarseEngine.build(groups, make_engine)
-    finally:
-        C.coarse_divisor = old
+    coarse = CoarseEngine.build(groups, make_engine, divisor=37)
     assert coarse.g == 37 and not coarse.improvable
     ks = [1, 3000, 20000, 45000, 70000]
     for k, c, e in zip(ks, coarse.tails(ks, [1e-30] * 5), exact.tails(ks, [1e-30] * 5)):

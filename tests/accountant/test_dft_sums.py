@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 import accountant.quadrature as Q
 from accountant import Composition, DiscreteGaussian
 from accountant.composition import _symmetric_grid
+from accountant.engine import EngineConfig
 from accountant.quadrature import workprec
 
 from .bruteforce import lattice_pmf, tail
@@ -73,8 +74,7 @@ def test_tradeoff_curve_by_dft_brackets_the_convolution(monkeypatch):
         ref = tail(dist, k)  # direct sum over y ≥ k (any sign of k)
         assert a.lower - mpmath.mpf("1e-45") <= ref <= a.upper + mpmath.mpf("1e-45"), (k, a, ref)
         assert a.error <= 1e-30
-    monkeypatch.setattr(Q, "AP_DFT", False)
-    other = Composition(dict(comp.groups)).tradeoff_curve(n=101, tol=1e-30)
+    other = Composition(dict(comp.groups), config=EngineConfig(ap_dft=False)).tradeoff_curve(n=101, tol=1e-30)
     assert other.k == curve.k
     for a, b in zip(curve.alpha + curve.beta, other.alpha + other.beta):
         assert abs(a.value - b.value) <= a.error + b.error

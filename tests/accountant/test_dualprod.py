@@ -6,7 +6,7 @@ from flint import arb
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import accountant.quadrature as Q
+from accountant.engine import EngineConfig
 from accountant.quadrature import LatticeGroup, TailEngine, workprec
 
 
@@ -57,14 +57,13 @@ def test_dual_product_matches_theta_random(comps, N, nodes, lam):
     _close(dual0, ref0, 120)
 
 
-def test_kernel_runs_match_direct_sums(monkeypatch):
+def test_kernel_runs_match_direct_sums():
     """Horner over runs of nodes == the per-node sum (tails of a small composition)."""
     groups = (LatticeGroup(F(2500, 999), 4, 3), LatticeGroup(F(10000, 999), 1, 9), LatticeGroup(F(10000, 73), 3, 5))
     ks = [1, 30, 150, 400, 900]
     fast = TailEngine(groups).tails(ks, [1e-40] * len(ks))
-    monkeypatch.setattr(Q, "KERNEL_RUNS", False)
-    monkeypatch.setattr(Q, "USE_DUAL_PRODUCT", False)
-    slow = TailEngine(groups).tails(ks, [1e-40] * len(ks))
+    reference = EngineConfig(kernel_runs=False, use_dual_product=False)
+    slow = TailEngine(groups, config=reference).tails(ks, [1e-40] * len(ks))
     for a, b in zip(fast, slow):
         assert a.error <= 1e-40 and b.error <= 1e-40
         assert abs(a.value - b.value) <= a.error + b.error

@@ -192,12 +192,12 @@ def test_unstructured_composition_is_coarsened_whole_fast_and_flagged():
 def test_coarse_sandwich_forced_on_small_case_contains_oracle(monkeypatch):
     """The whole-composition sandwich is sound: forced (3000 kept nodes) on compositions the
     oracle can convolve exactly, its δ and β intervals overlap the oracle's enclosures."""
-    import accountant.composition as AC
+    from accountant.choose import coarse_engine
     from accountant.coarse import CoarseEngine
 
     spec = [(F(2153, 52), 3, 1), (F(900, 98), 2, 1), (F(247, 53), 1, 1)]
     c = comp(spec)
-    monkeypatch.setattr(c, "_engine", AC.coarse_engine(c._lattice_groups(), 3000))
+    monkeypatch.setattr(c, "_engine", coarse_engine(c._lattice_groups(), 3000))
     assert isinstance(c._engine, CoarseEngine) and not c._engine.improvable
     for eps in ("1/2", "2", "4"):
         d = c.delta(eps)

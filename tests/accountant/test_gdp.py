@@ -8,8 +8,8 @@ import pytest
 from accountant import DiscreteGaussian
 from accountant import gdp
 
-DHC_PERSONS_RHO = Fraction(24811, 5000)  # method note §1.1
-#: δ_GDP at ε_BS(1e-10) for μ² = 2ρ, from the method note §2 (10 significant digits quoted).
+DHC_PERSONS_RHO = Fraction(24811, 5000)  # docs/method.md §1.1
+#: δ_GDP at ε_BS(1e-10) for μ² = 2ρ, from docs/method.md §2 (10 significant digits quoted).
 NOTE_GDP_DELTA = mpmath.mpf("1.783199339e-12")
 #: The note quotes 10 digits, so agreement within half a unit of the 10th digit.
 NOTE_REL_TOL = mpmath.mpf("5e-10")
@@ -120,7 +120,7 @@ def test_mu_of_lists_mappings_and_groups():
 
 
 def test_delta_matches_method_note():
-    # one unit-shift DG with σ² = 1/(2ρ) has μ² = 2ρ, the whole DHC pair's μ² (method note §2)
+    # one unit-shift DG with σ² = 1/(2ρ) has μ² = 2ρ, the whole DHC pair's μ² (docs/method.md §2)
     assert gdp.mu2_of([DiscreteGaussian.from_rho(2 * DHC_PERSONS_RHO)]) == 2 * DHC_PERSONS_RHO
     with mpmath.workdps(60):
         mu = mpmath.sqrt(2 * mpmath.mpf(24811) / 5000)

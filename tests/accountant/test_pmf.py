@@ -5,7 +5,8 @@ import mpmath
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from accountant.composition import _build_nested
+from accountant.choose import build_nested
+from accountant.engine import EngineConfig
 from accountant.pmf import PmfEngine
 from accountant.quadrature import LatticeGroup, TailEngine
 from accountant.split import SplitEngine, find_nested
@@ -61,7 +62,7 @@ def test_nested_split_of_three_families_matches_convolution():
     )
     plan = find_nested(groups, max_span=400)  # small leaf: force the chain of splits
     assert plan is not None and plan[1][0] != "pmf" and plan[1][4][0] != "pmf"  # two splits
-    engine = _build_nested(groups, plan[1])
+    engine = build_nested(groups, plan[1])
     assert isinstance(engine, SplitEngine) and isinstance(engine.v_engine, SplitEngine)
     ks = [-30000, -9973, -100, 1, 102, 9973, 9974 + 101, 30000]
     _check(engine, groups, ks, 1e-35)  # (σ² = 1/8 defeats the trapezoid's sieve: no comparison)
@@ -84,18 +85,16 @@ def test_planner_uses_nested_pmf_split_for_the_many_cluster_pair():
     assert isinstance(main._engine, TailEngine)
 
 
-def test_split_parts_with_small_span_are_tabulated_and_agree_with_the_trapezoid(monkeypatch):
+def test_split_parts_with_small_span_are_tabulated_and_agree_with_the_trapezoid():
     """Two weight families 15441 : 4882 (the Block×10 optimum shape of the optimizer's proxy):
     both parts of the split become pmf tables; the δ agrees with the all-trapezoid split."""
-    import accountant.composition as C
     from accountant import Composition, DiscreteGaussian
 
     comp_spec = {DiscreteGaussian.from_rho(F(2441, 50000)): 140, DiscreteGaussian.from_rho(F(15441, 100000)): 20}
     fast = Composition(comp_spec)
     assert isinstance(fast._engine, SplitEngine)
     assert isinstance(fast._engine.u_engine, PmfEngine) and isinstance(fast._engine.v_engine, PmfEngine)
-    monkeypatch.setattr(C, "SPLIT_PMF_MAX_SPAN", 0)
-    slow = Composition(comp_spec)
+    slow = Composition(comp_spec, config=EngineConfig(split_pmf_max_span=0))
     assert isinstance(slow._engine.u_engine, TailEngine) and isinstance(slow._engine.v_engine, TailEngine)
     for eps in ("2", "12.5", "26.340588852722324"):
         a, b = fast.delta(eps), slow.delta(eps)

@@ -4,21 +4,20 @@ from fractions import Fraction as F
 
 import mpmath
 
-import accountant.quadrature as Q
 from accountant import Composition, DiscreteGaussian
+from accountant.engine import EngineConfig
 
 from .bruteforce import lattice_pmf, tail
 
 
-def _comp():
+def _comp(config=EngineConfig()):
     return Composition({DiscreteGaussian(F(10000, 73)): 6, DiscreteGaussian(F(130000, 48673)): 3,
-                        DiscreteGaussian(F(1000, 11)): 4})
+                        DiscreteGaussian(F(1000, 11)): 4}, config=config)
 
 
-def test_levels_agree_with_single_level_on_a_tradeoff_curve(monkeypatch):
+def test_levels_agree_with_single_level_on_a_tradeoff_curve():
     many = _comp().tradeoff_curve(n=61, tol=1e-25)
-    monkeypatch.setattr(Q, "PRUNE_LEVELS", 1)
-    one = _comp().tradeoff_curve(n=61, tol=1e-25)
+    one = _comp(EngineConfig(prune_levels=1)).tradeoff_curve(n=61, tol=1e-25)
     assert many.k == one.k
     for a, b in zip(many.alpha + many.beta, one.alpha + one.beta):
         assert a.error <= 1e-25 and b.error <= 1e-25

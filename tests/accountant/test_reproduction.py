@@ -1,7 +1,7 @@
 """Reproduction of the published results of arXiv 2606.29835 for the main pair [M13, M13].
 
 Reference values: the paper's released CSVs (optimizer/data/dhc_persons_exact_eps_delta.csv,
-optimizer/data/dhc_persons_exact_tradeoff_main_13_13.csv) and the targets of the method note.
+optimizer/data/dhc_persons_exact_tradeoff_main_13_13.csv) and the targets of docs/method.md.
 Each tolerance is what the reference itself supports (see comments).
 """
 from __future__ import annotations
@@ -47,14 +47,14 @@ def test_delta_at_bun_steinke_1e10(main_pair):
     d = main_pair.delta(EPS_1E10)
     assert d.error <= 1e-35 and d.error <= 1e-20 * d.value
     # the paper's code certifies ~1e-35 absolute per term, amplified by e^ε ≈ 2.7e11: its value
-    # is good to ~15 significant digits (method note §9)
+    # is good to ~15 significant digits (docs/method.md §9)
     ref = _mp("1.7831993350417540543e-12")
     assert abs(d.value - ref) <= 5e-15 * ref
 
 
 def test_delta_at_bun_steinke_1e1(main_pair):
     d = main_pair.delta(EPS_1E1)
-    ref = _mp("8.6492822685762090810e-3")  # ≥ 18 correct digits (method note §7)
+    ref = _mp("8.6492822685762090810e-3")  # ≥ 18 correct digits (docs/method.md §7)
     assert abs(d.value - ref) <= 1e-18 * ref
     assert d.error <= 1e-35
 
@@ -90,7 +90,7 @@ def test_full_published_eps_delta_curve(main_pair):
 
 def test_published_tradeoff_curve(main_pair):
     """The paper's 901 points, computed at Δ = 1e-25, match a vertex k or k+1 of ours
-    (its threshold rounding at atoms differs, see the method note §9)."""
+    (its threshold rounding at atoms differs, see docs/method.md §9)."""
     with _data("dhc_persons_exact_tradeoff_main_13_13.csv").open() as fh:
         rows = list(csv.DictReader(fh))[::10]
     curve = main_pair.tradeoff_curve(zeta=[float(r["zeta0"]) for r in rows])

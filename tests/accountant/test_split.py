@@ -8,6 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from accountant import Composition, DiscreteGaussian
+from accountant.engine import EngineConfig
 from accountant.quadrature import LatticeGroup, TailEngine
 from accountant.split import SplitEngine, find_split
 
@@ -97,31 +98,32 @@ def test_split_windows_and_mixed_targets_bracket_the_convolution(d_a, ks, target
         assert c.error <= t, (k, t, c.error)
 
 
-def test_tradeoff_of_a_split_composition_by_the_direct_engine_agrees(monkeypatch):
+def test_tradeoff_of_a_split_composition_by_the_direct_engine_agrees():
     """delta_and_tradeoff routes the trade-off thresholds of a split composition to the direct
     trapezoid when its estimate is small; both routes give overlapping certified vertices."""
-    import accountant.composition as C
     from optimizer.allocation import load_builtin
     from optimizer.pairs import dhc_persons_paths, pair_composition
 
     p6 = {p.index: p for p in dhc_persons_paths(load_builtin("dhc-persons"))}[6]
-    comp = pair_composition(p6, p6)
+    spec = dict(pair_composition(p6, p6).groups)
+    comp = Composition(spec, config=EngineConfig(tradeoff_direct_max_estimate=10**12))
     assert isinstance(comp._engine, SplitEngine)
-    monkeypatch.setattr(C, "TRADEOFF_DIRECT_MAX_ESTIMATE", 10**12)
-    assert isinstance(comp._direct_tradeoff_engine(), TailEngine)
+    assert isinstance(comp._chooser.tradeoff_batch(comp._engine), TailEngine)
     d1, c1 = comp.delta_and_tradeoff(["26.34"], n=61)
-    monkeypatch.setattr(C, "TRADEOFF_DIRECT_MAX_ESTIMATE", 0)
-    assert comp._direct_tradeoff_engine() is None
+    assert c1.diagnostics.engine == "trapezoid"
+    comp = Composition(spec, config=EngineConfig(tradeoff_direct_max_estimate=0))
+    assert comp._chooser.tradeoff_batch(comp._engine) is None
     d2, c2 = comp.delta_and_tradeoff(["26.34"], n=61)
+    assert c2.diagnostics.engine == "split"
     assert c1.k == c2.k
     for a, b in zip(c1.alpha + c1.beta + tuple(d1), c2.alpha + c2.beta + tuple(d2)):
         assert a.error <= 1e-25 and abs(a.value - b.value) <= a.error + b.error
 
 
-def test_fixed_point_window_sums_match_ball_products(monkeypatch):
-    """SplitEngine's exact fixed-point dot products (SPLIT_FIXED_POINT) and the term-by-term
-    Arb products give overlapping tails, both within target, both bracketing the convolution."""
-    import accountant.split as S
+def test_fixed_point_window_sums_match_ball_products():
+    """SplitEngine's exact fixed-point dot products (EngineConfig.split_fixed_point) and the
+    term-by-term Arb products give overlapping tails, both within target, both bracketing the
+    convolution."""
     from accountant.pmf import PmfEngine
 
     d_a, d_b = 37, 3
@@ -129,8 +131,7 @@ def test_fixed_point_window_sums_match_ball_products(monkeypatch):
     ks = list(range(-400, 900, 23))
     targets = [1e-30] * len(ks)
     fast = SplitEngine(PmfEngine(A), PmfEngine(B), d_a, d_b, v_u).tails(ks, targets)
-    monkeypatch.setattr(S, "SPLIT_FIXED_POINT", False)
-    slow = SplitEngine(PmfEngine(A), PmfEngine(B), d_a, d_b, v_u).tails(ks, targets)
+    slow = SplitEngine(PmfEngine(A), PmfEngine(B), d_a, d_b, v_u, EngineConfig(split_fixed_point=False)).tails(ks, targets)
     full = [(g.sigma2, g.b * d_a, g.mult) for g in A] + [(g.sigma2, g.b * d_b, g.mult) for g in B]
     dist = lattice_pmf(full)
     for k, a, b in zip(ks, fast, slow):

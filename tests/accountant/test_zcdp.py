@@ -10,8 +10,8 @@ from hypothesis import strategies as st
 from accountant import DiscreteGaussian
 from accountant import zcdp
 
-DHC_PERSONS_RHO = Fraction(24811, 5000)  # method note §1.1
-DHC_UNITS_RHO = Fraction(15401, 2000)  # method note §1.1 (units file)
+DHC_PERSONS_RHO = Fraction(24811, 5000)  # docs/method.md §1.1
+DHC_UNITS_RHO = Fraction(15401, 2000)  # docs/method.md §1.1 (units file)
 PL94_PERSONS_RHO = Fraction(542, 339) ** 2  # census_das.md §3 (redistricting persons)
 
 
@@ -23,7 +23,7 @@ def hp(text):
 
 #: Bun–Steinke ε at ρ = 24811/5000, δ = 1e-10 (exact decimal δ), reference from the brief.
 BS_EPS_DHC = hp("26.340588852722324353781974500154992685")
-#: CKS ε at the same point (the brief's 19-digit reference; method note §9).
+#: CKS ε at the same point (the brief's 19-digit reference; docs/method.md §9).
 CKS_EPS_DHC = hp("25.41928257654948476")
 
 #: 30 significant digits requested for BS; the reference has 38, our 50-dps result ~48.

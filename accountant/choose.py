@@ -1,0 +1,215 @@
+"""Which engine answers which question: the engine choice of :mod:`accountant.composition`.
+
+Every decision is made here, from the switches of an :class:`~accountant.engine.EngineConfig`:
+
+* the composition's own engine (:func:`make_engine`): a pmf table for a tiny span, an exact
+  split along common factors of the weights (:mod:`accountant.split`, its small parts
+  tabulated), a nested split down to a pmf table when the direct integrand has many peak
+  clusters, the direct trapezoid (:mod:`accountant.quadrature`), or — for sums with no
+  exploitable structure — the certified coarse sandwich (:mod:`accountant.coarse`, flagged);
+* the engine of β's bracket search on costly split chains (:meth:`EngineChooser.tradeoff_search`);
+* the engine of a trade-off batch of a split composition (:meth:`EngineChooser.tradeoff_batch`);
+* the per-call coarse fallbacks when the exact sieve is too wide (:meth:`EngineChooser.fallbacks`).
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from fractions import Fraction
+from typing import Iterator
+
+from .coarse import CoarseEngine, kept_divisor, planned_nodes
+from .engine import DEFAULT_CONFIG, Engine, EngineConfig, LatticeGroup
+from .pmf import PmfEngine, pmf_span
+from .quadrature import TailEngine
+from .sieve import SieveTooWide, direct_kept_estimate
+from .split import SplitEngine, find_nested, find_split
+
+__all__ = ["EngineChooser", "build_nested", "coarse_engine", "make_engine", "split_chain_cost", "split_search_cost"]
+
+
+class _NeedsCoarse(Exception):
+    """Raised inside :func:`make_engine` when a part of a split has no exact engine within
+    ``config.direct_kept_max``: the whole composition is then coarsened instead (one sandwich
+    over few thresholds is far cheaper and narrower than a coarsened part queried at every
+    outer term)."""
+
+
+def make_engine(groups: tuple[LatticeGroup, ...], budget: float | None = None, *, coarse_ok: bool = True,
+                config: EngineConfig = DEFAULT_CONFIG) -> Engine:
+    """The tail engine for a lattice sum: a pmf table, an exact split (accountant.split), the
+    direct trapezoid, or — for sums with no exploitable structure, whose exact lattice would
+    keep more than ``config.direct_kept_max`` nodes — the certified coarse sandwich of
+    :mod:`accountant.coarse` sized to ``config.coarse_kept`` nodes (flagged: its width does not
+    reach the usual tolerances).
+
+    ``budget`` (default ``config.split_chain_max_cost``) bounds the product of the outer
+    enumeration sizes along a chain of splits (the factor by which thresholds multiply down the
+    chain); past it the chain stops and the remainder is integrated directly.  With
+    ``coarse_ok=False`` (parts of a split, the inside of a sandwich) a sum that would need
+    coarsening raises :class:`_NeedsCoarse`."""
+    cfg = config
+    if budget is None:
+        budget = cfg.split_chain_max_cost
+    if len(groups) <= cfg.pmf_max_groups and pmf_span(groups) <= cfg.direct_pmf_max_span:
+        return PmfEngine(tuple(groups))
+    split = find_split(groups, cfg)
+    if split is not None:
+        outer = 2 * 16 * math.sqrt(sum(g.mult * g.b * g.b * float(g.sigma2) for g in split[0])) / split[2] + 1
+        if outer <= budget:
+            try:
+                engine = _build_split(split, budget / outer, cfg)
+            except _NeedsCoarse:
+                engine = None
+            if engine is not None and not (_leaf_is_trapezoid(engine)
+                                           and split_search_cost(engine) > cfg.split_tail_max_cost):
+                return engine
+    planned = planned_nodes(groups)
+    kept: list[int] = []
+
+    def kept_estimate() -> int:
+        if not kept:
+            kept.append(direct_kept_estimate(groups))
+        return kept[0]
+
+    too_fine = planned > cfg.max_direct_nodes
+    if not too_fine:
+        nested = (find_nested(groups, budget=cfg.nested_max_cost, config=cfg)
+                  if len(groups) <= cfg.nested_max_groups else None)
+        if nested is not None and kept_estimate() > cfg.nested_min_kept:
+            return build_nested(groups, nested[1], cfg)
+        too_fine = planned > 2 * cfg.direct_kept_max and kept_estimate() > cfg.direct_kept_max
+    if too_fine:
+        if not coarse_ok:
+            raise _NeedsCoarse
+        return coarse_engine(groups, config=cfg)
+    return TailEngine(groups, config=cfg)
+
+
+def coarse_engine(groups, kept_target: float | None = None, *, config: EngineConfig = DEFAULT_CONFIG) -> CoarseEngine:
+    """The coarse sandwich (accountant.coarse) of ``groups`` with about ``kept_target``
+    (default ``config.coarse_kept``) kept nodes on its coarse lattice."""
+    target = config.coarse_kept if kept_target is None else kept_target
+    g = kept_divisor(groups, target, direct_kept_estimate)
+    inner = functools.partial(make_engine, coarse_ok=False, config=config)
+    for _ in range(4):
+        try:
+            return CoarseEngine.build(groups, inner, divisor=g, config=config)
+        except _NeedsCoarse:
+            g *= 8
+    return CoarseEngine.build(groups, functools.partial(make_engine, config=config), divisor=g, config=config)
+
+
+def split_chain_cost(engine: Engine) -> float:
+    """Leaf thresholds per threshold of an engine: the product of the outer enumeration sizes
+    along its chain of exact splits (1 for other engines)."""
+    if isinstance(engine, SplitEngine):
+        return (32 * math.sqrt(engine.u_engine.var) + 1) * split_chain_cost(engine.v_engine)
+    return 1.0
+
+
+def _chain_leaf(engine: Engine) -> Engine:
+    while isinstance(engine, SplitEngine):
+        engine = engine.v_engine
+    return engine
+
+
+def _leaf_is_trapezoid(engine: Engine) -> bool:
+    return isinstance(_chain_leaf(engine), TailEngine)
+
+
+def split_search_cost(engine: Engine) -> float:
+    """Planning cost of one threshold on an exact split chain: :func:`split_chain_cost` times
+    the leaf's kept trapezoid nodes in thousands (1 for a pmf-table leaf); 0 for engines that
+    are not splits."""
+    if not isinstance(engine, SplitEngine):
+        return 0.0
+    leaf = _chain_leaf(engine)
+    nodes = direct_kept_estimate(leaf.groups) / 1000 if isinstance(leaf, TailEngine) else 1.0
+    return split_chain_cost(engine) * max(1.0, nodes)
+
+
+def _parts(split) -> tuple[tuple[LatticeGroup, ...], tuple[LatticeGroup, ...], int, int, Fraction]:
+    """(U groups, V groups, d_A, d_B, v_U) of a split (A, B, d_A, d_B)."""
+    A, B, dA, dB = split[:4]
+    u_groups = tuple(LatticeGroup(g.sigma2, g.b // dA, g.mult) for g in A)
+    v_groups = tuple(LatticeGroup(g.sigma2, g.b // dB, g.mult) for g in B)
+    v_u = sum(Fraction(g.mult * g.b * g.b) * g.sigma2 for g in u_groups)
+    return u_groups, v_groups, dA, dB, v_u
+
+
+def _build_split(split, budget: float, config: EngineConfig) -> SplitEngine:
+    u_groups, v_groups, dA, dB, v_u = _parts(split)
+    v_engine = _split_part(v_groups, config) if find_split(v_groups, config) is None else None
+    u_engine = _split_part(u_groups, config) or TailEngine(u_groups, config=config)
+    return SplitEngine(u_engine, v_engine or make_engine(v_groups, budget, coarse_ok=False, config=config),
+                       dA, dB, v_u, config)
+
+
+def _split_part(groups, config: EngineConfig) -> PmfEngine | None:
+    """A pmf table for a small-span part of an exact split, or ``None`` (see
+    ``EngineConfig.split_pmf_max_span``)."""
+    if len(groups) <= config.pmf_max_groups and pmf_span(groups) <= config.split_pmf_max_span:
+        return PmfEngine(tuple(groups))
+    return None
+
+
+def build_nested(groups, plan, config: EngineConfig = DEFAULT_CONFIG) -> Engine:
+    """Engine for a :func:`accountant.split.find_nested` plan: splits down to a pmf table."""
+    if plan[0] == "pmf":
+        return PmfEngine(tuple(groups))
+    u_groups, v_groups, dA, dB, v_u = _parts(plan)
+    return SplitEngine(PmfEngine(u_groups), build_nested(v_groups, plan[4], config), dA, dB, v_u, config)
+
+
+class EngineChooser:
+    """The engines of one lattice sum under one :class:`~accountant.engine.EngineConfig`.
+
+    :attr:`main` is built at construction (:func:`make_engine`); the others on first use.
+    """
+
+    def __init__(self, groups: tuple[LatticeGroup, ...], config: EngineConfig = DEFAULT_CONFIG):
+        self.groups = tuple(groups)
+        self.config = config
+        self.main: Engine = make_engine(self.groups, config=config)
+        self._search: Engine | None = None  # β's engine on costly split chains, built once
+
+    def tradeoff_search(self, engine: Engine) -> Engine:
+        """The engine for β's bracket search (~100 thresholds) when the composition's engine is
+        ``engine``: ``engine`` itself unless it is a split chain costing more than
+        ``config.tradeoff_split_max_cost`` (:func:`split_search_cost`); then the direct
+        trapezoid when its window-sieve estimate is at most ``config.direct_kept_max`` (exact),
+        else the coarse sandwich (flagged).  Built once."""
+        if split_search_cost(engine) <= self.config.tradeoff_split_max_cost:
+            return engine
+        if self._search is None:
+            cfg = self.config
+            if direct_kept_estimate(self.groups, cfg.tradeoff_direct_log_threshold) <= cfg.direct_kept_max:
+                self._search = TailEngine(self.groups, config=cfg)
+            else:
+                self._search = coarse_engine(self.groups, config=cfg)
+        return self._search
+
+    def tradeoff_batch(self, engine: Engine) -> Engine | None:
+        """A direct trapezoid for the trade-off thresholds of a batch when the composition's
+        engine ``engine`` is an exact split and the direct integrand is small enough (window-sieve
+        estimate ≤ ``config.tradeoff_direct_max_estimate``), else ``None`` (use ``engine``)."""
+        if not isinstance(engine, SplitEngine):
+            return None
+        cfg = self.config
+        if direct_kept_estimate(self.groups, cfg.tradeoff_direct_log_threshold) > cfg.tradeoff_direct_max_estimate:
+            return None
+        return TailEngine(self.groups, config=cfg)
+
+    def fallbacks(self) -> Iterator[CoarseEngine]:
+        """Per-call replacements when an exact engine's sieve is too wide for a batch
+        (:class:`~accountant.sieve.SieveTooWide`): coarse sandwiches of ``config.coarse_kept``,
+        1/8 and 1/64 of it kept nodes (each built only when the previous one failed too; those
+        whose build fails are skipped).  Never replaces the composition's own engine."""
+        for factor in (1, 8, 64):
+            try:
+                engine = coarse_engine(self.groups, self.config.coarse_kept / factor, config=self.config)
+            except SieveTooWide:
+                continue
+            yield engine

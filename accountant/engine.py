@@ -1,0 +1,281 @@
+"""The tail-engine layer: what every engine provides, how engines are tuned, what they report.
+
+An *engine* answers certified tails P[Y ≥ k] of one integer lattice sum Y = Σ_k b_k X_k
+(X_k ~ N_Z(0, σ_k²), m_k copies each; :class:`LatticeGroup`).  Four kinds exist:
+
+* ``"trapezoid"`` — :class:`accountant.quadrature.TailEngine`, the tilted trapezoid rule over
+  the sieved nodes (the general engine);
+* ``"split"`` — :class:`accountant.split.SplitEngine`, an exact decomposition Y = d_A·U + d_B·V
+  along common factors of the weights, over two inner engines;
+* ``"pmf"`` — :class:`accountant.pmf.PmfEngine`, a certified pmf table of a small-span sum;
+* ``"coarse"`` — :class:`accountant.coarse.CoarseEngine`, a certified sandwich on a coarsened
+  lattice (its width does not shrink with the targets: ``improvable`` is False).
+
+Every engine conforms to :class:`Engine`.  Which engine answers a composition is decided in
+one place, :mod:`accountant.choose`, from the switches of an :class:`EngineConfig`.  Every
+certified result of :class:`accountant.composition.Composition` carries the
+:class:`EngineDiagnostics` of the engine batch that produced it
+(:attr:`accountant.certified.Certified.diagnostics`).
+
+This module imports no engine (the engines import it), so the layer has no import cycle:
+``engine`` ← ``pmf``, ``quadrature``, ``split``, ``coarse`` ← ``choose`` ← ``composition``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import TYPE_CHECKING, ClassVar, Protocol, Sequence, runtime_checkable
+
+from .certified import Certified, _mpf, arb_to_certified
+
+if TYPE_CHECKING:
+    from flint import arb
+
+__all__ = ["BOUND_DIAGNOSTICS", "DEFAULT_CONFIG", "Engine", "EngineConfig", "EngineDiagnostics", "LatticeGroup",
+           "TailStats", "batch_met", "stats_diagnostics"]
+
+
+@dataclass(frozen=True, slots=True)
+class LatticeGroup:
+    """m copies of b·X with X ~ N_Z(0, σ²)."""
+
+    sigma2: Fraction
+    b: int
+    mult: int
+
+
+@dataclass
+class TailStats:
+    """Node counts of an engine's last batch (for benchmarks and reports; mutable, per engine)."""
+
+    n_nodes: int = 0
+    kept_nodes: int = 0
+    tilt_groups: int = 0
+    #: evaluations of the integrand's characteristic-function product: one per node on the
+    #: Poisson-dual route (accountant.dualprod), one per node and component on the theta route
+    phi_evaluations: int = 0
+    precision_bits: int = 0
+    log_threshold: float = 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class EngineDiagnostics:
+    """What an engine did for one batch of thresholds (a small immutable snapshot).
+
+    Returned by :meth:`Engine.diagnostics` for the engine's last batch, and attached to the
+    results of :class:`accountant.composition.Composition` for the batch that produced them.
+    """
+
+    #: the engine kind: ``"trapezoid"``, ``"split"``, ``"pmf"``, ``"coarse"``; ``"bound"`` for a
+    #: result given without any engine batch (the sub-Gaussian bound, or exact: β(0) = 1, β(1) = 0).
+    engine: str
+    #: tighter targets narrow this engine's intervals (False for the coarse sandwich and bounds).
+    improvable: bool = True
+    #: every tail of the batch met its engine target (half-width ≤ absolute target); ``None`` when
+    #: not assessed (no batch yet, the inner parts of a split or sandwich, or a bound).  A result's
+    #: own :attr:`~accountant.certified.Certified.tolerance_met` judges the *caller's* tolerance.
+    tolerance_met: bool | None = None
+    #: thresholds in the batch.
+    thresholds: int = 0
+    #: trapezoid nodes N (of the leaf engine for splits and sandwiches; the table length for pmf).
+    n_nodes: int = 0
+    #: nodes kept by the sieve (largest tilt group).
+    kept_nodes: int = 0
+    #: tilt groups of the trapezoid.
+    tilt_groups: int = 0
+    #: evaluations of the characteristic-function product.
+    phi_evaluations: int = 0
+    #: largest working precision (bits).
+    precision_bits: int = 0
+    #: engine batches behind a result (1 + refinements with tightened targets; 0 for a bound).
+    batches: int = 1
+    #: the call was answered by the per-call coarse fallback (the exact sieve was too wide for
+    #: these thresholds), not by the composition's own engine.
+    fallback: bool = False
+    #: diagnostics of the inner engines (split: (U, V); coarse: (inner,)), not assessed.
+    parts: tuple[EngineDiagnostics, ...] = ()
+
+
+#: diagnostics of results given without integration (the sub-Gaussian bound exp(−k²/(2v)), or
+#: an exact closed form).
+BOUND_DIAGNOSTICS = EngineDiagnostics(engine="bound", improvable=False, batches=0)
+
+
+def batch_met(results: Sequence, targets: Sequence) -> bool:
+    """Every result (a :class:`Certified` or an Arb ball) has half-width ≤ its absolute target."""
+    for r, t in zip(results, targets):
+        c = r if isinstance(r, Certified) else arb_to_certified(r, clip01=True)
+        if not c.error <= _mpf(t):
+            return False
+    return True
+
+
+def stats_diagnostics(name: str, stats: TailStats, improvable: bool, batch, assess: bool,
+                      parts: tuple[EngineDiagnostics, ...] = ()) -> EngineDiagnostics:
+    """:class:`EngineDiagnostics` from an engine's stats and last batch ``(results, targets)``
+    (``None`` before the first batch); the tolerance is assessed only when ``assess``."""
+    met = None
+    if assess and batch is not None:
+        met = batch_met(*batch)
+    return EngineDiagnostics(
+        engine=name, improvable=improvable, tolerance_met=met, thresholds=0 if batch is None else len(batch[0]),
+        n_nodes=stats.n_nodes, kept_nodes=stats.kept_nodes, tilt_groups=stats.tilt_groups,
+        phi_evaluations=stats.phi_evaluations, precision_bits=stats.precision_bits,
+        batches=0 if batch is None else 1, parts=parts)
+
+
+@runtime_checkable
+class Engine(Protocol):
+    """Certified tails P[Y ≥ k] of one fixed lattice sum Y (what every engine provides).
+
+    The intervals are always rigorous; the absolute targets only steer the effort, and a caller
+    that needs more digits calls again with tighter targets — which helps only when
+    :attr:`improvable` is True.
+    """
+
+    #: the engine kind (see :attr:`EngineDiagnostics.engine`).
+    name: ClassVar[str]
+
+    @property
+    def var(self) -> float:
+        """Variance of Y (float; planning)."""
+
+    @property
+    def v_sg(self) -> Fraction:
+        """Sub-Gaussian variance proxy of Y: P[Y ≥ k] ≤ exp(−k²/(2v)) (exact)."""
+
+    @property
+    def improvable(self) -> bool:
+        """Tighter targets give narrower intervals (False: the width is what it is)."""
+
+    @property
+    def stats(self) -> TailStats:
+        """Node counts of the last batch (of the leaf engine for composite engines)."""
+
+    def tails(self, ks: Sequence[int], abs_targets: Sequence) -> list[Certified]:
+        """Certified P[Y ≥ k] for each integer k, each aiming at half-width ≤ its target."""
+
+    def tails_ball(self, ks: Sequence[int], abs_targets: Sequence) -> list[arb]:
+        """:meth:`tails` as Arb balls (at the caller's working precision), for composite engines."""
+
+    def diagnostics(self, assess: bool = True) -> EngineDiagnostics:
+        """Diagnostics of the last batch; ``assess=False`` skips the tolerance check (for the
+        inner parts of composite engines, whose batches may hold many thousands of tails)."""
+
+
+@dataclass(frozen=True)
+class EngineConfig:
+    """Every tuning switch of engine choice and engine evaluation, with the measured defaults.
+
+    Pass one to :class:`accountant.composition.Composition` (``config=``) or to an engine
+    constructor; no switch changes what is certified, only which engine runs and how fast.
+    """
+
+    # ---------------------------------------------------------------- whole-composition choice
+    #: a whole composition whose lattice sum spans at most this many points (predicted) is
+    #: tabulated exactly (accountant.pmf) instead of integrated: such Y have Var ≲ 50, e.g. a few
+    #: components with σ² ≪ 1, where the trapezoid's tilts become extreme.
+    direct_pmf_max_span: float = 256
+    #: most thresholds × outer terms a chain of exact splits may multiply into (the budget of
+    #: :func:`accountant.choose.make_engine`); the DHC pairs' chains cost ≤ 1e3.
+    split_chain_max_cost: float = 2e4
+    #: a part of an exact split (the outer U, or an inner V that splits no further) is tabulated
+    #: by :class:`accountant.pmf.PmfEngine` when its predicted span is at most this (and it has
+    #: at most ``pmf_max_groups`` distinct components): split parts are asked for tails at
+    #: hundreds to thousands of thresholds, which a table answers by lookup.  Measured (400
+    #: thresholds, tol 1e-30): span 1.9e3 — table 41 ms vs trapezoid 84 ms; 8e3 (two weights) 39
+    #: vs 130 ms; 1.9e4 — 253 vs 98 ms.  The Block×10 proxy of the optimizer (weights
+    #: 15441 : 4882, one split) drops from 140 ms to 27 ms per δ.
+    split_pmf_max_span: float = 8_000
+    #: an exact split whose chain ends in a trapezoid leaf is not used when its search cost
+    #: (:func:`accountant.choose.split_search_cost`) exceeds this: every outer term
+    #: re-integrates the leaf (3 components, chain 560 × 95k leaf nodes: one δ > 150 s); the
+    #: direct trapezoid or the sandwich is used instead.  Splits ending in pmf tables (every DHC
+    #: pair's) are unaffected.
+    split_tail_max_cost: float = 10_000
+    #: a nested split down to a pmf table replaces the direct trapezoid when the direct
+    #: integrand has more than this many peak-window nodes (planning estimate) ...
+    nested_min_kept: int = 100_000
+    #: ... and the chain multiplies the thresholds by at most this factor (measured on the DHC
+    #: pairs: [M6, M10], factor 5·10⁴, 12.7 s instead of 335 s for the 42-ε curve) ...
+    nested_max_cost: float = 100_000
+    #: ... for compositions of at most this many distinct components (DHC pairs have 8–17; the
+    #: planner's search is exponential in the number of weight families).
+    nested_max_groups: int = 24
+    #: a direct trapezoid whose planned node count N exceeds this is not run (the sandwich
+    #: answers instead).
+    max_direct_nodes: float = 1e9
+    #: a direct trapezoid whose window-sieve estimate (:func:`accountant.sieve.direct_kept_estimate`)
+    #: exceeds this many nodes is not run: the sum has no structure the exact engines can use,
+    #: and the coarse sandwich answers instead (flagged).  The DHC-persons pairs' largest
+    #: estimate is 1.07e6 ([6, 31]: 0.4 s per δ), so every release pair stays exact.
+    direct_kept_max: float = 1_200_000
+    #: kept-node target of the coarse sandwich's lattice: its width shrinks like 1/g while the
+    #: work grows with the kept nodes.  Measured on 5 unrelated components (σ² 92 … 450, shifts
+    #: 1–3): 8e4 kept nodes — δ(0.5) to 2.4e-4 relative in 0.5 s (the old planned-count sizing:
+    #: > 30 s for a width of 100 %).
+    coarse_kept: float = 150_000
+    #: node count aimed at by :meth:`accountant.coarse.CoarseEngine.build` when it is given no
+    #: divisor (planned-count sizing; the chooser sizes by ``coarse_kept`` instead).
+    coarse_nodes: float = 5e8
+
+    # ---------------------------------------------------------------- trade-off engines
+    #: the trade-off thresholds of a composition with an exact split engine go to the direct
+    #: trapezoid (summed by DFT, cost per node) when the window-sieve estimate of its nodes at
+    #: log threshold ``tradeoff_direct_log_threshold`` is at most this: a split pays per
+    #: threshold and per outer × inner term.  Measured on the DHC pairs with splits (901-point
+    #: curves, tol 1e-25): [6,28] estimate 9.9e4 — direct 1.3 s vs split 14.0 s; [6,10] 7.9e5 —
+    #: 18.8 s vs 10.3 s.
+    tradeoff_direct_max_estimate: float = 150_000
+    #: the log pruning threshold at which the trade-off estimates above are taken (that of the
+    #: trade-off tolerance 1e-25).
+    tradeoff_direct_log_threshold: float = -70.0
+    #: β's bracket search asks for ~100 thresholds; on an exact split chain costing more than
+    #: this (:func:`accountant.choose.split_search_cost`: chain cost × leaf nodes/1000; DHC
+    #: [6, 6]: 268) it runs instead on the direct trapezoid when that is small (DHC [6, 10] and
+    #: [6, 28], chain costs 5e4: 10–14 s → ~1–2 s, exact), else on the coarse sandwich (flagged):
+    #: a 6-component chain of cost ~2e4 took > 100 s per β, 2.7 s so.
+    tradeoff_split_max_cost: float = 10_000
+
+    # ---------------------------------------------------------------- split planner
+    #: a split is used only when the direct problem is at least this many times larger (in N);
+    #: measured on the DHC pairs: gains ~18 were slower than the direct route, ~360 much faster.
+    split_min_gain: float = 100
+    #: largest outer enumeration (number of U values) considered worthwhile.
+    split_max_outer: float = 1500
+    #: deepest nesting of splits tried by :func:`accountant.split.find_nested`.
+    nested_max_depth: int = 3
+    #: most distinct components in a pmf table (each costs one long polynomial product).
+    pmf_max_groups: int = 6
+    #: largest predicted span of the pmf-table leaf of a nested split
+    #: (:func:`accountant.split.find_nested`).
+    nested_pmf_max_span: float = 600_000
+
+    # ---------------------------------------------------------------- evaluation switches
+    #: the trapezoid evaluates G at the nodes by the Poisson-dual product
+    #: (:mod:`accountant.dualprod`); off = one Arb theta evaluation per node and component (the
+    #: reference route).
+    use_dual_product: bool = True
+    #: the trapezoid evaluates the kernel sums Σ_j K_j e^{−iζ_j k} run by run (Horner in Arb's C
+    #: code over runs of consecutive nodes); off = one Python term per node and threshold.
+    kernel_runs: bool = True
+    #: thresholds in arithmetic progressions (the default trade-off grid) are summed by one DFT
+    #: per tilt group and progression (needs ``kernel_runs``).
+    ap_dft: bool = True
+    #: pruning levels of a tilt group's members: a member whose own log pruning threshold
+    #: exceeds the group's by ℓ·``prune_level_step`` (ℓ < ``prune_levels``) sums only the nodes
+    #: whose log product bound is at least that much above the group's threshold.  Measured
+    #: (901-point trade-off curve, tol 1e-25): DHC pair [10,33] 16.2 s → 10.8 s, [24,36]
+    #: 0.87 → 0.65 s (step 8 / 5 levels: 11.7 s, 0.70 s).
+    prune_levels: int = 16
+    #: see ``prune_levels``.
+    prune_level_step: float = 4.0
+    #: a split sums Σ_u P[U = u]·P[V ≥ t(k, u)] over each window as one exact integer dot
+    #: product of fixed-point values with a float error bound, instead of Arb ball products
+    #: term by term (2–3× fewer Python-level operations; the split pairs' trade-off curves).
+    split_fixed_point: bool = True
+
+
+#: the defaults (what a :class:`~accountant.composition.Composition` uses unless told otherwise).
+DEFAULT_CONFIG = EngineConfig()
