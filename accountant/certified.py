@@ -16,7 +16,16 @@ import mpmath
 if TYPE_CHECKING:
     from .engine import EngineDiagnostics
 
-__all__ = ["Certified", "arb_interval_to_certified", "arb_to_certified", "ball", "exact_mpf", "mpf_to_arb", "down", "up"]
+__all__ = [
+    "Certified",
+    "arb_interval_to_certified",
+    "arb_to_certified",
+    "ball",
+    "exact_mpf",
+    "mpf_to_arb",
+    "down",
+    "up",
+]
 
 #: working precision (bits) of interval-endpoint arithmetic; every operation on endpoints is
 #: followed by an outward nudge of 2^-(PREC-16) relative (see :func:`down`, :func:`up`), which

@@ -36,8 +36,13 @@ class _NeedsCoarse(Exception):
     outer term)."""
 
 
-def make_engine(groups: tuple[LatticeGroup, ...], budget: float | None = None, *, coarse_ok: bool = True,
-                config: EngineConfig = DEFAULT_CONFIG) -> Engine:
+def make_engine(
+    groups: tuple[LatticeGroup, ...],
+    budget: float | None = None,
+    *,
+    coarse_ok: bool = True,
+    config: EngineConfig = DEFAULT_CONFIG,
+) -> Engine:
     """The tail engine for a lattice sum: a pmf table, an exact split (accountant.split), the
     direct trapezoid, or — for sums with no exploitable structure, whose exact lattice would
     keep more than ``config.direct_kept_max`` nodes — the certified coarse sandwich of
@@ -62,8 +67,9 @@ def make_engine(groups: tuple[LatticeGroup, ...], budget: float | None = None, *
                 engine = _build_split(split, budget / outer, cfg)
             except _NeedsCoarse:
                 engine = None
-            if engine is not None and not (_leaf_is_trapezoid(engine)
-                                           and split_search_cost(engine) > cfg.split_tail_max_cost):
+            if engine is not None and not (
+                _leaf_is_trapezoid(engine) and split_search_cost(engine) > cfg.split_tail_max_cost
+            ):
                 return engine
     planned = planned_nodes(groups)
     kept: list[int] = []
@@ -75,8 +81,11 @@ def make_engine(groups: tuple[LatticeGroup, ...], budget: float | None = None, *
 
     too_fine = planned > cfg.max_direct_nodes
     if not too_fine:
-        nested = (find_nested(groups, budget=cfg.nested_max_cost, config=cfg)
-                  if len(groups) <= cfg.nested_max_groups else None)
+        nested = (
+            find_nested(groups, budget=cfg.nested_max_cost, config=cfg)
+            if len(groups) <= cfg.nested_max_groups
+            else None
+        )
         if nested is not None and kept_estimate() > cfg.nested_min_kept:
             return build_nested(groups, nested[1], cfg)
         too_fine = planned > 2 * cfg.direct_kept_max and kept_estimate() > cfg.direct_kept_max
@@ -143,8 +152,9 @@ def _build_split(split, budget: float, config: EngineConfig) -> SplitEngine:
     u_groups, v_groups, dA, dB, v_u = _parts(split)
     v_engine = _split_part(v_groups, config) if find_split(v_groups, config) is None else None
     u_engine = _split_part(u_groups, config) or TailEngine(u_groups, config=config)
-    return SplitEngine(u_engine, v_engine or make_engine(v_groups, budget, coarse_ok=False, config=config),
-                       dA, dB, v_u, config)
+    return SplitEngine(
+        u_engine, v_engine or make_engine(v_groups, budget, coarse_ok=False, config=config), dA, dB, v_u, config
+    )
 
 
 def _split_part(groups, config: EngineConfig) -> PmfEngine | None:

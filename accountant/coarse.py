@@ -107,8 +107,14 @@ class CoarseEngine:
         self._batch = None  # (results, targets) of the last tails() call, for diagnostics()
 
     @classmethod
-    def build(cls, groups, make_engine: Callable[..., Engine], factor: int = 1, divisor: int | None = None,
-              config: EngineConfig = DEFAULT_CONFIG):
+    def build(
+        cls,
+        groups,
+        make_engine: Callable[..., Engine],
+        factor: int = 1,
+        divisor: int | None = None,
+        config: EngineConfig = DEFAULT_CONFIG,
+    ):
         """Coarsen ``groups`` (divisor ``divisor``, default
         ``coarse_divisor(groups, config.coarse_nodes)·factor``) over an exact inner engine built
         by ``make_engine``."""
@@ -149,7 +155,7 @@ class CoarseEngine:
         inner = dict(zip(ts, self.inner.tails(ts, [tmin / 8] * len(ts))))
         if ve > 0:
             vv = _mpf(self.v_e.numerator) / self.v_e.denominator
-            e_tail = up(_CTX.exp(-_mpf(a) ** 2 / (2 * vv)))
+            e_tail = up(_CTX.exp(-(_mpf(a) ** 2) / (2 * vv)))
         else:
             e_tail = _mpf(0)
         out = []

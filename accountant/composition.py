@@ -82,7 +82,13 @@ _ENGINE_TARGET_MIN = mpmath.mpf(10) ** ENGINE_TARGET_MIN_LOG10
 def _short(x: Fraction) -> str:
     """A Fraction for an error message: exact when short, else a 6-digit decimal."""
     t = str(x)
-    return t if len(t) <= 24 else f"{float(x):.6g}" if math.isfinite(_float(x)) else f"~1e{len(str(x.numerator)) - len(str(x.denominator))}"
+    return (
+        t
+        if len(t) <= 24
+        else f"{float(x):.6g}"
+        if math.isfinite(_float(x))
+        else f"~1e{len(str(x.numerator)) - len(str(x.denominator))}"
+    )
 
 
 class _Batches:
@@ -121,6 +127,7 @@ def _parse_exact(x, name: str) -> Fraction:
         f = Fraction(man) * (Fraction(2) ** exp)
         return -f if sign else f
     return to_fraction(x, name=name)
+
 
 def _frac_arb(f: Fraction) -> arb:
     """An Arb ball enclosing the rational ``f`` at the current precision."""
@@ -247,8 +254,11 @@ class Composition:
     ValueError: Composition: empty composition (no mechanisms)
     """
 
-    def __init__(self, mechanisms: Iterable[DiscreteGaussian] | Mapping[DiscreteGaussian, int],
-                 config: EngineConfig = DEFAULT_CONFIG):
+    def __init__(
+        self,
+        mechanisms: Iterable[DiscreteGaussian] | Mapping[DiscreteGaussian, int],
+        config: EngineConfig = DEFAULT_CONFIG,
+    ):
         if not isinstance(config, EngineConfig):
             raise TypeError(f"Composition: config must be an EngineConfig, got {config!r}")
         counts: Counter = Counter()
@@ -271,7 +281,8 @@ class Composition:
             if not (SIGMA2_MIN <= mech.sigma2 <= SIGMA2_MAX):
                 raise ValueError(
                     f"Composition: a mechanism has sigma2 = {_short(mech.sigma2)}, outside the supported range "
-                    f"[{SIGMA2_MIN}, {SIGMA2_MAX}] (rho = 1/sigma2 in [1e-12, 1e4])")
+                    f"[{SIGMA2_MIN}, {SIGMA2_MAX}] (rho = 1/sigma2 in [1e-12, 1e4])"
+                )
         total = sum(counts.values())
         if total > MAX_COMPONENTS:
             raise ValueError(f"Composition: {total} mechanisms exceed the supported {MAX_COMPONENTS}")
@@ -325,8 +336,9 @@ class Composition:
         return f"Composition({len(self.groups)} distinct, {self.size} mechanisms, rho={self.rho})"
 
     # ------------------------------------------------------------------ tails
-    def _engine_tails(self, ks, targets, engine: Engine | None = None,
-                      batches: _Batches | None = None) -> tuple[list[Certified], EngineDiagnostics]:
+    def _engine_tails(
+        self, ks, targets, engine: Engine | None = None, batches: _Batches | None = None
+    ) -> tuple[list[Certified], EngineDiagnostics]:
         """One engine batch, and its diagnostics (also recorded in ``batches``), with a per-call
         fallback: when the exact sieve is too wide for these thresholds, this call (only) is
         answered by the certified coarse sandwich of :mod:`accountant.coarse`, coarsening
@@ -353,8 +365,9 @@ class Composition:
     @property
     def v_sg(self) -> Fraction:
         """Sub-Gaussian variance proxy v = Σ m_k b_k² σ_k² of Y (P[Y ≥ k] ≤ exp(−k²/(2v)))."""
-        return sum((Fraction(c * b * b) * m.sigma2 for (m, c), b in zip(self.groups, self.lattice.weights)),
-                   Fraction(0))
+        return sum(
+            (Fraction(c * b * b) * m.sigma2 for (m, c), b in zip(self.groups, self.lattice.weights)), Fraction(0)
+        )
 
     def _lattice_groups(self) -> tuple[LatticeGroup, ...]:
         return tuple(LatticeGroup(m.sigma2, b, c) for (m, c), b in zip(self.groups, self.lattice.weights))
@@ -370,8 +383,9 @@ class Composition:
         """
         return self._tails(ks, tol, rtol, None)
 
-    def _tails(self, ks: Iterable[int], tol: float, rtol: float, engine: Engine | None,
-               batches: _Batches | None = None) -> list[Certified]:
+    def _tails(
+        self, ks: Iterable[int], tol: float, rtol: float, engine: Engine | None, batches: _Batches | None = None
+    ) -> list[Certified]:
         """:meth:`tails` on ``engine`` (default: the composition's own); its engine batches are
         counted in ``batches`` (default: a fresh count)."""
         ks = list(ks)
@@ -433,7 +447,9 @@ class Composition:
         k = math.floor(x) + 1
         return k, k + self.lattice.two_c
 
-    def delta_curve(self, eps_values: Iterable, tol: float = DEFAULT_TOL, rtol: float = DEFAULT_RTOL) -> list[Certified]:
+    def delta_curve(
+        self, eps_values: Iterable, tol: float = DEFAULT_TOL, rtol: float = DEFAULT_RTOL
+    ) -> list[Certified]:
         """Certified δ(ε) for each ε; error ≤ tol (absolute) and ≤ rtol·δ (relative).
 
         ``eps`` values may be ints, Fractions, decimal strings (parsed exactly), floats (their
@@ -441,10 +457,16 @@ class Composition:
         """
         return self._delta_curve(eps_values, tol, rtol)[0]
 
-    def delta_and_tradeoff(self, eps_values: Iterable, n: int = 901, tol: float = DEFAULT_TOL,
-                           rtol: float = DEFAULT_RTOL, tradeoff_tol: float = DEFAULT_TRADEOFF_TOL,
-                           zeta: Iterable | None = None, zeta_max: float | None = None
-                           ) -> tuple[list[Certified], TradeoffCurve]:
+    def delta_and_tradeoff(
+        self,
+        eps_values: Iterable,
+        n: int = 901,
+        tol: float = DEFAULT_TOL,
+        rtol: float = DEFAULT_RTOL,
+        tradeoff_tol: float = DEFAULT_TRADEOFF_TOL,
+        zeta: Iterable | None = None,
+        zeta_max: float | None = None,
+    ) -> tuple[list[Certified], TradeoffCurve]:
         """:meth:`delta_curve` and :meth:`tradeoff_curve` (same arguments, same results) from one
         engine batch: the trade-off thresholds ride along with the (ε, δ) thresholds, sharing their
         nodes, tilt groups and integrand evaluations (the two batches of a pair need almost the
@@ -458,15 +480,23 @@ class Composition:
                 tails = direct.tails(all_k, [tradeoff_tol] * len(all_k))
                 diag = direct.diagnostics()
                 tails = [c.with_target(tradeoff_tol, None, diag) for c in tails]
-                return self.delta_curve(eps_values, tol, rtol), self._tradeoff_from(zeta, ks, dict(zip(all_k, tails)), diag)
+                return self.delta_curve(eps_values, tol, rtol), self._tradeoff_from(
+                    zeta, ks, dict(zip(all_k, tails)), diag
+                )
             except SieveTooWide:
                 pass
         deltas, tails = self._delta_curve(eps_values, tol, rtol, all_k, [tradeoff_tol] * len(all_k))
         tails = [c.with_target(tradeoff_tol) for c in tails]
         return deltas, self._tradeoff_from(zeta, ks, dict(zip(all_k, tails)), tails[0].diagnostics if tails else None)
 
-    def _delta_curve(self, eps_values: Iterable, tol: float, rtol: float, extra_ks: Sequence[int] = (),
-                     extra_targets: Sequence[float] = ()) -> tuple[list[Certified], list[Certified]]:
+    def _delta_curve(
+        self,
+        eps_values: Iterable,
+        tol: float,
+        rtol: float,
+        extra_ks: Sequence[int] = (),
+        extra_targets: Sequence[float] = (),
+    ) -> tuple[list[Certified], list[Certified]]:
         """:meth:`delta_curve`; the first engine batch also carries the thresholds ``extra_ks``
         (absolute targets ``extra_targets``), whose tails are returned second.
 
@@ -514,8 +544,10 @@ class Composition:
                 targets += [mpmath.exp(need), mpmath.exp(need - ef)]
                 info.append((i, k1, k2, need))
             if attempt == 0 and extra_ks:
-                tails, batch_diag = self._engine_tails(ks + list(extra_ks), targets + list(extra_targets), None, batches)
-                tails, extra, extra_diag = tails[:len(ks)], tails[len(ks):], batch_diag
+                tails, batch_diag = self._engine_tails(
+                    ks + list(extra_ks), targets + list(extra_targets), None, batches
+                )
+                tails, extra, extra_diag = tails[: len(ks)], tails[len(ks) :], batch_diag
             else:
                 tails, batch_diag = self._engine_tails(ks, targets, None, batches)
             still = []
@@ -528,8 +560,10 @@ class Composition:
                 lo = down(t1.lower - up(ehi * t2.upper))
                 hi = up(t1.upper - down(elo * t2.lower))
                 if hi < 0:
-                    raise ArithmeticError(f"delta: certified upper bound {hi} < 0 at eps[{i}] = {eps_list[i]!r}"
-                                          " (the tail enclosures are inconsistent)")
+                    raise ArithmeticError(
+                        f"delta: certified upper bound {hi} < 0 at eps[{i}] = {eps_list[i]!r}"
+                        " (the tail enclosures are inconsistent)"
+                    )
                 d = Certified(max(lo, _mpf(0)), min(hi, _mpf(1)))
                 results[i] = d
                 diag[i] = batch_diag
@@ -651,7 +685,11 @@ class Composition:
         return max(1, math.ceil(U / float(self.lattice.c)))
 
     def tradeoff_curve(
-        self, zeta: Iterable | None = None, n: int = 901, zeta_max: float | None = None, tol: float = DEFAULT_TRADEOFF_TOL
+        self,
+        zeta: Iterable | None = None,
+        n: int = 901,
+        zeta_max: float | None = None,
+        tol: float = DEFAULT_TRADEOFF_TOL,
     ) -> TradeoffCurve:
         """Exact trade-off curve vertices at thresholds ζ₀.
 
@@ -690,7 +728,9 @@ class Composition:
                 raise TypeError(f"tradeoff_curve: zeta must be a list of numbers, got {zeta!r}")
             zf = [_parse_exact(z, f"zeta[{i}]") for i, z in enumerate(zeta)]
             if not zf:
-                raise ValueError("tradeoff_curve: zeta is empty (give at least one threshold, or None for the default grid)")
+                raise ValueError(
+                    "tradeoff_curve: zeta is empty (give at least one threshold, or None for the default grid)"
+                )
             zeta = [float(z) for z in zf]
             ks = [math.ceil((z + 1) * C) for z in zf]
         all_k = sorted(set(ks) | {two_c + 1 - k for k in ks})
@@ -727,8 +767,12 @@ class Composition:
         batches = _Batches()
         res = None
         for scale in (1.0, 1e-6, 1e-12):
-            res, _ = tradeoff_at(a, self.lattice.two_c, sd,
-                                 lambda ms, s=scale: self._tails(ms, tol * s / 4, rtol * s / 4, engine, batches))
+            res, _ = tradeoff_at(
+                a,
+                self.lattice.two_c,
+                sd,
+                lambda ms, s=scale: self._tails(ms, tol * s / 4, rtol * s / 4, engine, batches),
+            )
             res = res.with_target(tol, rtol, batches.final())
             if res.tolerance_met or not engine.improvable:
                 break

@@ -206,8 +206,8 @@ def _positional(s: str, n: int) -> str:
     if e10 < 0:
         return f"{sign}0.{'0' * (-e10 - 1)}{digits}"
     digits = digits.ljust(e10 + 1, "0")
-    frac = digits[e10 + 1:] or "0"
-    return f"{sign}{digits[:e10 + 1]}.{frac}"
+    frac = digits[e10 + 1 :] or "0"
+    return f"{sign}{digits[: e10 + 1]}.{frac}"
 
 
 def _check_n(n: int) -> int:

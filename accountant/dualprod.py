@@ -200,7 +200,9 @@ class DualProduct:
         # step_ok[i]: node i = node i−1 + 1 and every residue advanced by exactly b_g mod N
         step_ok = np.zeros(len(all_nodes), dtype=bool)
         if len(nodes) > 1:
-            step_ok[1:len(nodes)] = (np.diff(nodes) == 1) & np.all(np.diff(r[:len(nodes)], axis=0) == bm[None, :], axis=1)
+            step_ok[1 : len(nodes)] = (np.diff(nodes) == 1) & np.all(
+                np.diff(r[: len(nodes)], axis=0) == bm[None, :], axis=1
+            )
         pi = arb.pi()
         two_pi = 2 * pi
         inv_dm = 1 / self._dual_norm(thetas)

@@ -32,8 +32,17 @@ from .certified import Certified, _mpf, arb_to_certified
 if TYPE_CHECKING:
     from flint import arb
 
-__all__ = ["BOUND_DIAGNOSTICS", "DEFAULT_CONFIG", "Engine", "EngineConfig", "EngineDiagnostics", "LatticeGroup",
-           "TailStats", "batch_met", "stats_diagnostics"]
+__all__ = [
+    "BOUND_DIAGNOSTICS",
+    "DEFAULT_CONFIG",
+    "Engine",
+    "EngineConfig",
+    "EngineDiagnostics",
+    "LatticeGroup",
+    "TailStats",
+    "batch_met",
+    "stats_diagnostics",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,18 +120,27 @@ def batch_met(results: Sequence, targets: Sequence) -> bool:
     return True
 
 
-def stats_diagnostics(name: str, stats: TailStats, improvable: bool, batch, assess: bool,
-                      parts: tuple[EngineDiagnostics, ...] = ()) -> EngineDiagnostics:
+def stats_diagnostics(
+    name: str, stats: TailStats, improvable: bool, batch, assess: bool, parts: tuple[EngineDiagnostics, ...] = ()
+) -> EngineDiagnostics:
     """:class:`EngineDiagnostics` from an engine's stats and last batch ``(results, targets)``
     (``None`` before the first batch); the tolerance is assessed only when ``assess``."""
     met = None
     if assess and batch is not None:
         met = batch_met(*batch)
     return EngineDiagnostics(
-        engine=name, improvable=improvable, tolerance_met=met, thresholds=0 if batch is None else len(batch[0]),
-        n_nodes=stats.n_nodes, kept_nodes=stats.kept_nodes, tilt_groups=stats.tilt_groups,
-        phi_evaluations=stats.phi_evaluations, precision_bits=stats.precision_bits,
-        batches=0 if batch is None else 1, parts=parts)
+        engine=name,
+        improvable=improvable,
+        tolerance_met=met,
+        thresholds=0 if batch is None else len(batch[0]),
+        n_nodes=stats.n_nodes,
+        kept_nodes=stats.kept_nodes,
+        tilt_groups=stats.tilt_groups,
+        phi_evaluations=stats.phi_evaluations,
+        precision_bits=stats.precision_bits,
+        batches=0 if batch is None else 1,
+        parts=parts,
+    )
 
 
 @runtime_checkable

@@ -360,8 +360,9 @@ class TailEngine:
             out.update(self._evaluate_group(ks, members, lam_f, nodes, N, log_thr, bits, totals, member_thr, step))
         return out
 
-    def _evaluate_group(self, ks, members, lam_f, nodes, N, log_thr, bits, totals, member_thr, step=None
-                        ) -> dict[int, Certified]:
+    def _evaluate_group(
+        self, ks, members, lam_f, nodes, N, log_thr, bits, totals, member_thr, step=None
+    ) -> dict[int, Certified]:
         """Tails of one tilt group.  With ``totals`` (log product bound per node) and
         ``member_thr`` (each member's own log pruning threshold), members are put on pruning
         levels log_thr + ``config.prune_level_step``·ℓ (ℓ < ``config.prune_levels``): a member at
@@ -389,8 +390,14 @@ class TailEngine:
                 k_im.append(w * kv.imag)
             two_n = 2 * N
             # pruning level of each member (level 0 = the group's own node set and threshold)
-            level_of = {i: min(cfg.prune_levels - 1, max(0, int((member_thr[i] - log_thr) // cfg.prune_level_step)))
-                        for i in members} if runs else dict.fromkeys(members, 0)
+            level_of = (
+                {
+                    i: min(cfg.prune_levels - 1, max(0, int((member_thr[i] - log_thr) // cfg.prune_level_step)))
+                    for i in members
+                }
+                if runs
+                else dict.fromkeys(members, 0)
+            )
             thr_at = {0: thr}
             sums: dict[int, arb] = {}
             for cls in _ap_classes(ks, members, step, N) if step else ():
@@ -405,8 +412,9 @@ class TailEngine:
                     keep = (totals >= level).tolist()
                     thr_at[lev] = arb(level).exp().upper()
                 sub = [(j, kr, ki) for j, kr, ki, kp in zip(node_list, k_re, k_im, keep) if kp]
-                sums.update(zip(mem, _kernel_sums_runs(*zip(*sub), [ks[i] for i in mem], N) if sub
-                                else [arb(0)] * len(mem)))
+                sums.update(
+                    zip(mem, _kernel_sums_runs(*zip(*sub), [ks[i] for i in mem], N) if sub else [arb(0)] * len(mem))
+                )
             alias = bounds.AliasingBound(lam, N, v)
             prune_at = {lev: bounds.pruning_factor(lam, g_lam, t) for lev, t in thr_at.items()}
             for i in members:
@@ -466,7 +474,6 @@ def _kernel_sums_runs(nodes: list[int], k_re: list, k_im: list, ks: list[int], N
             else:
                 acc[idx] += v.real
     return acc
-
 
 
 def _smooth_at_least(n: int) -> int:

@@ -28,6 +28,7 @@ __all__ = ["SieveComponent", "SieveTooWide", "direct_kept_estimate", "sieve_node
 class SieveTooWide(RuntimeError):
     """The sieve would keep more nodes than allowed: the exact lattice is too fine here."""
 
+
 #: components whose windows cover more than this fraction of the circle are not used to sieve
 #: (they would fragment the window list without pruning much).
 MAX_COVERAGE = 0.5
@@ -80,8 +81,9 @@ def sieve_nodes(components: list[SieveComponent], n_nodes: int, max_kept: int = 
                     # checked per window: one interval can hold ~b/2 peaks (10⁹ for the first
                     # component of a fine lattice), whose list would exhaust memory
                     if len(new) > max_windows:
-                        raise SieveTooWide(f"sieve: more than {max_windows} peak windows; "
-                                           "composition too wide for the sieve")
+                        raise SieveTooWide(
+                            f"sieve: more than {max_windows} peak windows; composition too wide for the sieve"
+                        )
         intervals = new
         if not intervals:
             break
@@ -149,8 +151,7 @@ def product_filter(nodes: np.ndarray, n_nodes: int, groups, log_threshold: float
     order = sorted(groups, key=lambda g: -g.mult * float(g.sigma2))
     if len(nodes) > ORDER_SAMPLE_MIN:
         sample = nodes[:: len(nodes) // ORDER_SAMPLE]
-        mean = {id(g): float(np.mean(log_bound_at_nodes(sample, n_nodes, g.b, float(g.sigma2), g.mult)))
-                for g in order}
+        mean = {id(g): float(np.mean(log_bound_at_nodes(sample, n_nodes, g.b, float(g.sigma2), g.mult))) for g in order}
         order.sort(key=lambda g: mean[id(g)])
     total = np.zeros(len(nodes))
     for g in order:

@@ -76,8 +76,13 @@ def _family_splits(groups, max_outer: float):
             yield A, B, dA, math.gcd(*(g.b for g in B)), outer, sd_b
 
 
-def find_nested(groups, depth: int = 0, max_span: float | None = None, budget: float = math.inf,
-                config: EngineConfig = DEFAULT_CONFIG):
+def find_nested(
+    groups,
+    depth: int = 0,
+    max_span: float | None = None,
+    budget: float = math.inf,
+    config: EngineConfig = DEFAULT_CONFIG,
+):
     """A chain of exact splits ending in a small-span pmf table (:mod:`accountant.pmf`).
 
     Returns ``(cost, plan)`` with ``plan`` either ``("pmf",)`` or ``(A, B, d_A, d_B, subplan)``
@@ -199,8 +204,16 @@ class SplitEngine:
             r_np = np.ceil(np.sqrt(2 * vU * np.maximum(1.0, math.log(8) - ltau_np)))
             rk_list = np.minimum(R, r_np.astype(np.int64) + 1).tolist()
             nt_list = [2 * rk + 1 for rk in rk_list]
-            t_np = np.ceil(np.sqrt(2 * v_vf * np.maximum(1.0, np.log(8 * np.array(nt_list, dtype=float))
-                                                                      - np.minimum(ltau_np, log_cap)))) + 1
+            t_np = (
+                np.ceil(
+                    np.sqrt(
+                        2
+                        * v_vf
+                        * np.maximum(1.0, np.log(8 * np.array(nt_list, dtype=float)) - np.minimum(ltau_np, log_cap))
+                    )
+                )
+                + 1
+            )
             plan = []
             for k, tau, Rk, n_terms, T in zip(ks, log_taus, rk_list, nt_list, t_np.astype(np.int64).tolist()):
                 ua = max(-Rk, -((d_b * T - k) // d_a))
@@ -263,7 +276,7 @@ class SplitEngine:
                 for n in nonempty.tolist():
                     o, m = int(starts[n]), int(lengths[n])
                     acc = arb(0)
-                    for a_u, i in zip(u_idx[o:o + m].tolist(), idx_all[o:o + m].tolist()):
+                    for a_u, i in zip(u_idx[o : o + m].tolist(), idx_all[o : o + m].tolist()):
                         acc += pu[a_u] * tv[i]
                     window_sum[n] = acc
             tail_mass: dict[int, arb] = {}
@@ -335,8 +348,8 @@ def _fixed_point(balls, bits: int):
     floats and enlarged by 1e-10 relative for their rounding).
     """
     ints, mags, errs = [], [], []
-    ulp = 2.0 ** -bits
-    up = 1.0 + 2.0 ** -40
+    ulp = 2.0**-bits
+    up = 1.0 + 2.0**-40
     for x in balls:
         man, exp = x.mid().man_exp()
         m, sh = int(man), int(exp) + bits

@@ -60,8 +60,9 @@ def normal_quantile_guess(alpha: Fraction) -> float:
     return hi if alpha <= Fraction(1, 2) else -hi
 
 
-def tradeoff_at(alpha: Fraction, two_c: int, sd: float,
-                small_tail: Callable[[list[int]], list[Certified]]) -> tuple[Certified, bool]:
+def tradeoff_at(
+    alpha: Fraction, two_c: int, sd: float, small_tail: Callable[[list[int]], list[Certified]]
+) -> tuple[Certified, bool]:
     """Certified β(α) for 0 < α < 1 (see the module docstring).
 
     Args:
@@ -190,4 +191,3 @@ def tradeoff_at(alpha: Fraction, two_c: int, sd: float,
     if not (lo <= hi):
         raise ArithmeticError(f"tradeoff_at: empty enclosure [{lo}, {hi}] at alpha = {alpha}")
     return Certified(lo, hi), True
-

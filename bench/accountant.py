@@ -75,7 +75,15 @@ MAIN_COLUMNS = [
     "meets_target",
     "paper_code_s",
 ]
-THETA_COLUMNS = ["backend", "n_evals", "precision_bits", "seconds", "per_eval_us", "ratio_vs_flint", "max_rel_diff_vs_flint"]
+THETA_COLUMNS = [
+    "backend",
+    "n_evals",
+    "precision_bits",
+    "seconds",
+    "per_eval_us",
+    "ratio_vs_flint",
+    "max_rel_diff_vs_flint",
+]
 
 
 # ----------------------------------------------------------------------------- helpers
@@ -88,7 +96,10 @@ def eps_zcdp_strings(rho: Fraction, delta_strings, digits: int = 50) -> list[str
     """ε = ρ + 2√(ρ ln(1/δ)) at ``digits`` significant digits, as decimal strings."""
     with mpmath.workdps(digits + 10):
         r = mpmath.mpf(rho.numerator) / rho.denominator
-        return [mpmath.nstr(r + 2 * mpmath.sqrt(r * mpmath.log(1 / mpmath.mpf(d))), digits, strip_zeros=False) for d in delta_strings]
+        return [
+            mpmath.nstr(r + 2 * mpmath.sqrt(r * mpmath.log(1 / mpmath.mpf(d))), digits, strip_zeros=False)
+            for d in delta_strings
+        ]
 
 
 def main_eps_list() -> tuple[list[str], list[str]]:
@@ -134,7 +145,9 @@ def markdown_table(rows: list[dict], columns: list[str], formats: dict | None = 
     formats = formats or {}
     out = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
     for r in rows:
-        out.append("| " + " | ".join(str(formats.get(c, lambda v: "" if v is None else v)(r.get(c))) for c in columns) + " |")
+        out.append(
+            "| " + " | ".join(str(formats.get(c, lambda v: "" if v is None else v)(r.get(c))) for c in columns) + " |"
+        )
     return "\n".join(out)
 
 
@@ -208,8 +221,18 @@ def theta_backends(comp: Composition, cap: dict, max_seconds: float = 20.0) -> l
     finally:
         ctx.prec = old
     n = len(flint_vals)
-    rows.append({"backend": "python-flint acb.modular_theta (Arb balls)", "n_evals": n, "precision_bits": bits, "seconds": t_flint,
-                 "per_eval_us": 1e6 * t_flint / n, "ratio_vs_flint": 1.0, "max_rel_diff_vs_flint": max_rad, "note": "max_rel_diff = max relative ball radius"})
+    rows.append(
+        {
+            "backend": "python-flint acb.modular_theta (Arb balls)",
+            "n_evals": n,
+            "precision_bits": bits,
+            "seconds": t_flint,
+            "per_eval_us": 1e6 * t_flint / n,
+            "ratio_vs_flint": 1.0,
+            "max_rel_diff_vs_flint": max_rad,
+            "note": "max_rel_diff = max relative ball radius",
+        }
+    )
 
     _man, _exp = lam_mid.man_exp()
     lam_f = mpmath.ldexp(mpmath.mpf(int(_man)), int(_exp))  # exact
@@ -231,13 +254,26 @@ def theta_backends(comp: Composition, cap: dict, max_seconds: float = 20.0) -> l
             k = len(vals)
             diff = 0.0
             for v, fv in zip(vals, flint_vals):
-                fvc = mpmath.mpc(mpmath.mpf(fv.real.mid().str(bits // 3 + 5, radius=False)), mpmath.mpf(fv.imag.mid().str(bits // 3 + 5, radius=False)))
+                fvc = mpmath.mpc(
+                    mpmath.mpf(fv.real.mid().str(bits // 3 + 5, radius=False)),
+                    mpmath.mpf(fv.imag.mid().str(bits // 3 + 5, radius=False)),
+                )
                 d = abs(v - fvc) / max(abs(fvc), mpmath.mpf(10) ** -300)
                 diff = max(diff, float(d))
         t_full = t * n / k
         note = "" if k == n else f"timed {k}/{n} evaluations, extrapolated linearly"
-        rows.append({"backend": label, "n_evals": n, "precision_bits": bits, "seconds": t_full, "per_eval_us": 1e6 * t_full / n,
-                     "ratio_vs_flint": t_full / t_flint, "max_rel_diff_vs_flint": diff, "note": note})
+        rows.append(
+            {
+                "backend": label,
+                "n_evals": n,
+                "precision_bits": bits,
+                "seconds": t_full,
+                "per_eval_us": 1e6 * t_full / n,
+                "ratio_vs_flint": t_full / t_flint,
+                "max_rel_diff_vs_flint": diff,
+                "note": note,
+            }
+        )
 
     class JTheta:
         @staticmethod
@@ -279,7 +315,9 @@ def theta_backends(comp: Composition, cap: dict, max_seconds: float = 20.0) -> l
                 _, s2m, a, J, norm = st
                 j0 = int(mpmath.nint(x))
                 tp = 2 * mpmath.pi
-                s = mpmath.fsum(mpmath.exp(s2m * mpmath.mpc(a, tp * (x - j)) ** 2 / 2) for j in range(j0 - J, j0 + J + 1))
+                s = mpmath.fsum(
+                    mpmath.exp(s2m * mpmath.mpc(a, tp * (x - j)) ** 2 / 2) for j in range(j0 - J, j0 + J + 1)
+                )
                 return s / norm
             _, s2m, a, w, norm = st
             tp = 2 * mpmath.pi * x
@@ -319,29 +357,71 @@ def run(
     # (1) curve
     med, runs, curve = timed(lambda: comp.delta_curve(eps_list, tol=1e-35), repeats)
     st_curve = _stats_dict(comp)
-    rows.append({"task": "(eps,delta) curve", "n_points": len(eps_list), "tol": 1e-35, "census_plb_s": med, "census_plb_runs_s": runs,
-                 "per_point_s": med / len(eps_list), **st_curve, "target_s": TARGET_CURVE_S, "meets_target": med <= TARGET_CURVE_S,
-                 "paper_code_s": PAPER_CURVE_S})
+    rows.append(
+        {
+            "task": "(eps,delta) curve",
+            "n_points": len(eps_list),
+            "tol": 1e-35,
+            "census_plb_s": med,
+            "census_plb_runs_s": runs,
+            "per_point_s": med / len(eps_list),
+            **st_curve,
+            "target_s": TARGET_CURVE_S,
+            "meets_target": med <= TARGET_CURVE_S,
+            "paper_code_s": PAPER_CURVE_S,
+        }
+    )
     log(f"curve: {fmt_s(med)} {st_curve}")
 
     # single δ
     med1, runs1, d1 = timed(lambda: comp.delta(eps_list[delta_idx], tol=1e-35), max(repeats, 5))
-    rows.append({"task": "single delta(eps)", "n_points": 1, "tol": 1e-35, "census_plb_s": med1, "census_plb_runs_s": runs1,
-                 "per_point_s": med1, **_stats_dict(comp), "paper_code_s": None})
+    rows.append(
+        {
+            "task": "single delta(eps)",
+            "n_points": 1,
+            "tol": 1e-35,
+            "census_plb_s": med1,
+            "census_plb_runs_s": runs1,
+            "per_point_s": med1,
+            **_stats_dict(comp),
+            "paper_code_s": None,
+        }
+    )
     log(f"single delta: {fmt_s(med1)} value {d1}")
 
     # (2) trade-off curve
     medt, runst, tcurve = timed(lambda: comp.tradeoff_curve(n=n_tradeoff, tol=1e-25), repeats)
     st_t = _stats_dict(comp)
-    rows.append({"task": "trade-off curve", "n_points": n_tradeoff, "tol": 1e-25, "census_plb_s": medt, "census_plb_runs_s": runst,
-                 "per_point_s": medt / n_tradeoff, **st_t, "target_s": TARGET_TRADEOFF_S, "meets_target": medt <= TARGET_TRADEOFF_S,
-                 "paper_code_s": PAPER_TRADEOFF_S})
+    rows.append(
+        {
+            "task": "trade-off curve",
+            "n_points": n_tradeoff,
+            "tol": 1e-25,
+            "census_plb_s": medt,
+            "census_plb_runs_s": runst,
+            "per_point_s": medt / n_tradeoff,
+            **st_t,
+            "target_s": TARGET_TRADEOFF_S,
+            "meets_target": medt <= TARGET_TRADEOFF_S,
+            "paper_code_s": PAPER_TRADEOFF_S,
+        }
+    )
     log(f"trade-off: {fmt_s(medt)} {st_t}")
 
     # (4) ε(δ)
     mede, runse, er = timed(lambda: comp.epsilon(epsilon_delta), repeats)
-    rows.append({"task": f"epsilon(delta={epsilon_delta})", "n_points": 1, "tol": 1e-12, "census_plb_s": mede, "census_plb_runs_s": runse,
-                 "per_point_s": mede, **_stats_dict(comp), "paper_code_s": None})
+    rows.append(
+        {
+            "task": f"epsilon(delta={epsilon_delta})",
+            "n_points": 1,
+            "tol": 1e-12,
+            "census_plb_s": mede,
+            "census_plb_runs_s": runse,
+            "per_point_s": mede,
+            **_stats_dict(comp),
+            "paper_code_s": None,
+        }
+    )
     log(f"epsilon: {fmt_s(mede)} value {mpmath.nstr(er.value, 20)}")
 
     # (5) baseline: paper's dense method, sampled and extrapolated
@@ -365,36 +445,44 @@ def run(
         t_dense = B.extrapolate(b["t_phi_per_node"], b["t_w_per_eval"], pl.half_nodes, n_thr)
         kept_paper = PAPER_SIEVE_KEPT_CURVE if key == "curve" else PAPER_SIEVE_KEPT_TRADEOFF
         t_sieved = B.extrapolate(b["t_phi_per_node"], b["t_w_per_eval"], kept_paper, n_thr)
-        bl_rows.append({
-            "census_task": cen_row["task"],
-            "phi_terms": terms,
-            "dps": 50 if key == "curve" else 35,
-            "U": pl.U,
-            "N": pl.N,
-            "dense_nodes": pl.half_nodes,
-            "terms_per_node": b["terms_per_node"],
-            "thresholds": n_thr,
-            "t_phi_per_node_s": b["t_phi_per_node"],
-            "t_W_per_eval_s": b["t_w_per_eval"],
-            "baseline_dense_s": t_dense,
-            "speedup_dense": t_dense / cen_row["census_plb_s"],
-            "paper_sieve_nodes": kept_paper,
-            "baseline_paper_sieve_s": t_sieved,
-            "speedup_vs_paper_sieve": t_sieved / cen_row["census_plb_s"],
-        })
+        bl_rows.append(
+            {
+                "census_task": cen_row["task"],
+                "phi_terms": terms,
+                "dps": 50 if key == "curve" else 35,
+                "U": pl.U,
+                "N": pl.N,
+                "dense_nodes": pl.half_nodes,
+                "terms_per_node": b["terms_per_node"],
+                "thresholds": n_thr,
+                "t_phi_per_node_s": b["t_phi_per_node"],
+                "t_W_per_eval_s": b["t_w_per_eval"],
+                "baseline_dense_s": t_dense,
+                "speedup_dense": t_dense / cen_row["census_plb_s"],
+                "paper_sieve_nodes": kept_paper,
+                "baseline_paper_sieve_s": t_sieved,
+                "speedup_vs_paper_sieve": t_sieved / cen_row["census_plb_s"],
+            }
+        )
         if terms == "paper":
             cen_row["baseline_s"] = t_dense
-            cen_row["baseline_kind"] = f"dense paper method, {pl.half_nodes} nodes, extrapolated from {baseline_sample_nodes} timed nodes"
+            cen_row["baseline_kind"] = (
+                f"dense paper method, {pl.half_nodes} nodes, extrapolated from {baseline_sample_nodes} timed nodes"
+            )
             cen_row["speedup"] = t_dense / cen_row["census_plb_s"]
     log("baseline (extrapolated):")
     for r in bl_rows:
-        log(f"  {r['census_task']:<20} {r['phi_terms']:<6} dense {fmt_s(r['baseline_dense_s'])} (x{r['speedup_dense']:.3g})  "
-            f"paper-sieve {fmt_s(r['baseline_paper_sieve_s'])} (x{r['speedup_vs_paper_sieve']:.3g})")
+        log(
+            f"  {r['census_task']:<20} {r['phi_terms']:<6} dense {fmt_s(r['baseline_dense_s'])} (x{r['speedup_dense']:.3g})  "
+            f"paper-sieve {fmt_s(r['baseline_paper_sieve_s'])} (x{r['speedup_vs_paper_sieve']:.3g})"
+        )
 
     # baseline correctness on a tiny composition (full dense run)
     validation = {}
     if tiny_check:
-        tiny = Composition([DiscreteGaussian.from_rho("1/10"), DiscreteGaussian.from_rho("1/5"), DiscreteGaussian.from_rho("1/5")])
+        tiny = Composition(
+            [DiscreteGaussian.from_rho("1/10"), DiscreteGaussian.from_rho("1/5"), DiscreteGaussian.from_rho("1/5")]
+        )
         tiny_eps = ["0.5", "1.5", "3"]
         vals, pl, sec = B.delta_curve(tiny, tiny_eps, tol=1e-35, dps=50, round_to=1)
         cert = tiny.delta_curve(tiny_eps)
@@ -407,7 +495,9 @@ def run(
             "baseline_delta": [mpmath.nstr(v, 25) for v in vals],
             "certified_delta": [mpmath.nstr(c.value, 25) for c in cert],
             "max_abs_diff": max(float(abs(v - c.value)) for v, c in zip(vals, cert)),
-            "all_inside_certified_plus_tol": all(float(abs(v - c.value)) <= float(c.error) + 1e-35 for v, c in zip(vals, cert)),
+            "all_inside_certified_plus_tol": all(
+                float(abs(v - c.value)) <= float(c.error) + 1e-35 for v, c in zip(vals, cert)
+            ),
         }
         log(f"baseline check on tiny composition: max |baseline - certified| = {validation['max_abs_diff']:.3g}")
 
@@ -415,7 +505,9 @@ def run(
     cap = capture_theta_inputs(comp, eps_list)
     theta = theta_backends(comp, cap, max_seconds=theta_max_seconds)
     for r in theta:
-        log(f"theta {r['backend']:<45} {fmt_s(r['seconds'])} ({r['per_eval_us']:.1f} µs/eval, x{r['ratio_vs_flint']:.3g})")
+        log(
+            f"theta {r['backend']:<45} {fmt_s(r['seconds'])} ({r['per_eval_us']:.1f} µs/eval, x{r['ratio_vs_flint']:.3g})"
+        )
 
     import flint
 
@@ -449,10 +541,37 @@ _FMT = {
     "speedup": lambda v: "-" if v is None else f"{v:.3g}x",
     "meets_target": lambda v: "-" if v is None else ("yes" if v else "NO"),
 }
-_SHOW = ["task", "n_points", "tol", "census_plb_s", "per_point_s", "nodes_N", "kept_nodes", "phi_evaluations", "precision_bits",
-         "baseline_s", "speedup", "target_s", "meets_target", "paper_code_s"]
-_BL_SHOW = ["census_task", "phi_terms", "dps", "N", "dense_nodes", "terms_per_node", "thresholds", "t_phi_per_node_s",
-            "baseline_dense_s", "speedup_dense", "paper_sieve_nodes", "baseline_paper_sieve_s", "speedup_vs_paper_sieve"]
+_SHOW = [
+    "task",
+    "n_points",
+    "tol",
+    "census_plb_s",
+    "per_point_s",
+    "nodes_N",
+    "kept_nodes",
+    "phi_evaluations",
+    "precision_bits",
+    "baseline_s",
+    "speedup",
+    "target_s",
+    "meets_target",
+    "paper_code_s",
+]
+_BL_SHOW = [
+    "census_task",
+    "phi_terms",
+    "dps",
+    "N",
+    "dense_nodes",
+    "terms_per_node",
+    "thresholds",
+    "t_phi_per_node_s",
+    "baseline_dense_s",
+    "speedup_dense",
+    "paper_sieve_nodes",
+    "baseline_paper_sieve_s",
+    "speedup_vs_paper_sieve",
+]
 _BL_FMT = {
     "t_phi_per_node_s": fmt_s,
     "baseline_dense_s": fmt_s,
@@ -460,9 +579,22 @@ _BL_FMT = {
     "speedup_dense": lambda v: f"{v:.3g}x",
     "speedup_vs_paper_sieve": lambda v: f"{v:.3g}x",
 }
-_TH_SHOW = ["backend", "n_evals", "precision_bits", "seconds", "per_eval_us", "ratio_vs_flint", "max_rel_diff_vs_flint", "note"]
-_TH_FMT = {"seconds": fmt_s, "per_eval_us": lambda v: f"{v:.1f}", "ratio_vs_flint": lambda v: f"{v:.3g}x",
-           "max_rel_diff_vs_flint": lambda v: f"{v:.1e}"}
+_TH_SHOW = [
+    "backend",
+    "n_evals",
+    "precision_bits",
+    "seconds",
+    "per_eval_us",
+    "ratio_vs_flint",
+    "max_rel_diff_vs_flint",
+    "note",
+]
+_TH_FMT = {
+    "seconds": fmt_s,
+    "per_eval_us": lambda v: f"{v:.1f}",
+    "ratio_vs_flint": lambda v: f"{v:.3g}x",
+    "max_rel_diff_vs_flint": lambda v: f"{v:.1e}",
+}
 
 
 def write_outputs(res: dict, out: Path) -> dict[str, Path]:

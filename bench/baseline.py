@@ -116,7 +116,11 @@ def kernel_w(t: int, U: int, zeta) -> mpmath.mpf:
     """W_{t,U}(ζ) = Σ_{n=t}^{U} cos(nζ) (closed form; W(0) = U − t + 1)."""
     if zeta == 0:
         return mpmath.mpf(U - t + 1)
-    return (mpmath.cos(t * zeta) + mpmath.cos(U * zeta) + mpmath.cot(zeta / 2) * (mpmath.sin(U * zeta) - mpmath.sin(t * zeta))) / 2
+    return (
+        mpmath.cos(t * zeta)
+        + mpmath.cos(U * zeta)
+        + mpmath.cot(zeta / 2) * (mpmath.sin(U * zeta) - mpmath.sin(t * zeta))
+    ) / 2
 
 
 def node_zeta(j: int, N: int):
@@ -164,7 +168,9 @@ def delta_curve(comp, eps_values: Iterable, tol: float = 1e-35, dps: int = 50, r
         return out, pl, time.perf_counter() - t0
 
 
-def time_per_node(comp, tol: float, dps: int, n_sample: int = 3, n_kernels: int = 2, terms: str = "paper", round_to: int = 10_000):
+def time_per_node(
+    comp, tol: float, dps: int, n_sample: int = 3, n_kernels: int = 2, terms: str = "paper", round_to: int = 10_000
+):
     """Measured seconds per node for φ (direct sum) and per W-kernel evaluation, on sample nodes.
 
     Returns a dict with the plan, the per-node φ time, the per-(node, threshold) W time and the

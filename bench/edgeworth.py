@@ -44,8 +44,14 @@ def run(ms=(4, 8, 16, 32, 64), eps=2) -> list[dict]:
                 "edgeworth_continuous": gdp.edgeworth_delta(comp, eps, lattice=False),
                 "edgeworth_lattice": gdp.edgeworth_delta(comp, eps, lattice=True),
             }
-            row = {"family": kind, "m": m, "mu2": str(comp.mu2), "eps": eps, "delta_exact": mpmath.nstr(ex.value, 20),
-                   "delta_exact_error": mpmath.nstr(ex.error, 3)}
+            row = {
+                "family": kind,
+                "m": m,
+                "mu2": str(comp.mu2),
+                "eps": eps,
+                "delta_exact": mpmath.nstr(ex.value, 20),
+                "delta_exact_error": mpmath.nstr(ex.error, 3),
+            }
             for k, v in vals.items():
                 row[f"relerr_{k}"] = float(abs(v - ex.value) / ex.value)
             rows.append(row)
@@ -72,8 +78,10 @@ def main(argv=None) -> int:
     rows = run()
     print(f"{'family':>14} {'m':>4} {'exact δ':>22} {'GDP':>9} {'Edgew.cont':>11} {'Edgew.lat':>10}")
     for r in rows:
-        print(f"{r['family']:>14} {r['m']:>4} {r['delta_exact']:>22} {r['relerr_gdp']:9.2e} "
-              f"{r['relerr_edgeworth_continuous']:11.2e} {r['relerr_edgeworth_lattice']:10.2e}")
+        print(
+            f"{r['family']:>14} {r['m']:>4} {r['delta_exact']:>22} {r['relerr_gdp']:9.2e} "
+            f"{r['relerr_edgeworth_continuous']:11.2e} {r['relerr_edgeworth_lattice']:10.2e}"
+        )
     sl = slopes(rows)
     for k, v in sl.items():
         print(f"log-log slope {k}: {v:.2f}")

@@ -70,22 +70,37 @@ def main(argv=None) -> int:
         t0 = time.perf_counter()
         cal = S.calibrate_shape(z, target, hint=float(c))
         dt = time.perf_counter() - t0
-        rows.append({"case": f"calibration: zCDP optimum ({label})", "seconds": dt,
-                     "evals_per_trial": cal.evaluations, "seconds_per_eval": dt / cal.evaluations})
+        rows.append(
+            {
+                "case": f"calibration: zCDP optimum ({label})",
+                "seconds": dt,
+                "evals_per_trial": cal.evaluations,
+                "seconds_per_eval": dt / cal.evaluations,
+            }
+        )
         res = S.reallocate(a, target, w, n_trials=args.trials, seed=0, uniform_c=c, zcdp_shape=z, progress=False)
-        rows.append({"case": f"optuna ({label}) trials/minute", "seconds": res.seconds_per_trial,
-                     "seconds_per_eval": res.seconds_per_trial / res.evaluations_per_trial,
-                     "trials_per_minute": res.trials_per_minute, "evals_per_trial": res.evaluations_per_trial,
-                     "drop_percent": res.variance_drop_percent})
+        rows.append(
+            {
+                "case": f"optuna ({label}) trials/minute",
+                "seconds": res.seconds_per_trial,
+                "seconds_per_eval": res.seconds_per_trial / res.evaluations_per_trial,
+                "trials_per_minute": res.trials_per_minute,
+                "evals_per_trial": res.evaluations_per_trial,
+                "drop_percent": res.variance_drop_percent,
+            }
+        )
     nan = float("nan")
     print(f"{'case':45s} {'seconds':>10s} {'evals':>6s} {'s/eval':>8s} {'trials/min':>10s} {'drop %':>10s}")
     for r in rows:
-        print(f"{r['case']:45s} {r['seconds']:10.4f} {r.get('evals_per_trial', nan):6.1f} "
-              f"{r.get('seconds_per_eval', r['seconds']):8.4f} {r.get('trials_per_minute', nan):10.2f} "
-              f"{r.get('drop_percent', nan):10.4f}")
+        print(
+            f"{r['case']:45s} {r['seconds']:10.4f} {r.get('evals_per_trial', nan):6.1f} "
+            f"{r.get('seconds_per_eval', r['seconds']):8.4f} {r.get('trials_per_minute', nan):10.2f} "
+            f"{r.get('drop_percent', nan):10.4f}"
+        )
     buf = io.StringIO()
-    wr = csv.DictWriter(buf, ["case", "seconds", "seconds_per_eval", "trials_per_minute", "evals_per_trial",
-                              "drop_percent"])
+    wr = csv.DictWriter(
+        buf, ["case", "seconds", "seconds_per_eval", "trials_per_minute", "evals_per_trial", "drop_percent"]
+    )
     wr.writeheader()
     wr.writerows(rows)
     atomic_write_text(args.out, buf.getvalue())  # atomic, never through a symlink

@@ -48,8 +48,20 @@ ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_OUT = ROOT / "reports" / "benchmarks"
 DEFAULT_CACHE = ROOT / "runs" / "bench-pairs" / "cache"
 
-COMPARE_COLUMNS = ["delta_zcdp", "eps", "worst_pair", "published_argmax_pair", "worst_delta", "published_max",
-                   "rel_diff_vs_published", "certain", "n_candidates", "published_in_candidates", "main_pair_delta", "main_over_worst_minus_1"]
+COMPARE_COLUMNS = [
+    "delta_zcdp",
+    "eps",
+    "worst_pair",
+    "published_argmax_pair",
+    "worst_delta",
+    "published_max",
+    "rel_diff_vs_published",
+    "certain",
+    "n_candidates",
+    "published_in_candidates",
+    "main_pair_delta",
+    "main_over_worst_minus_1",
+]
 
 
 def _display_path(p) -> str:
@@ -78,16 +90,22 @@ def compare_with_published(summary: dict) -> list[dict]:
             w = mpmath.mpf(g["worst_delta"])
             pm = mpmath.mpf(p["delta_exact_max_over_946_pairs"])
             main = mpmath.mpf(g["main_pair_delta"]) if g.get("main_pair_delta") else None
-            rows.append({
-                "delta_zcdp": dz, "eps": g["eps"][:30], "worst_pair": "-".join(map(str, g["worst_pair"])),
-                "published_argmax_pair": p["argmax_pair"], "worst_delta": g["worst_delta"],
-                "published_max": p["delta_exact_max_over_946_pairs"],
-                "rel_diff_vs_published": mpmath.nstr(abs(w / pm - 1), 3) if pm else "",
-                "certain": g["certain"], "n_candidates": len(g["candidates"]),
-                "published_in_candidates": [int(x) for x in p["argmax_pair"].split("-")] in g["candidates"],
-                "main_pair_delta": g.get("main_pair_delta") or "",
-                "main_over_worst_minus_1": mpmath.nstr(main / w - 1, 3) if (main is not None and w) else "",
-            })
+            rows.append(
+                {
+                    "delta_zcdp": dz,
+                    "eps": g["eps"][:30],
+                    "worst_pair": "-".join(map(str, g["worst_pair"])),
+                    "published_argmax_pair": p["argmax_pair"],
+                    "worst_delta": g["worst_delta"],
+                    "published_max": p["delta_exact_max_over_946_pairs"],
+                    "rel_diff_vs_published": mpmath.nstr(abs(w / pm - 1), 3) if pm else "",
+                    "certain": g["certain"],
+                    "n_candidates": len(g["candidates"]),
+                    "published_in_candidates": [int(x) for x in p["argmax_pair"].split("-")] in g["candidates"],
+                    "main_pair_delta": g.get("main_pair_delta") or "",
+                    "main_over_worst_minus_1": mpmath.nstr(main / w - 1, 3) if (main is not None and w) else "",
+                }
+            )
     return rows
 
 
@@ -96,10 +114,18 @@ def main(argv=None) -> int:
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--cache", default=str(DEFAULT_CACHE), help="job cache of the full run")
     ap.add_argument("--fresh", action="store_true", help="delete --cache first (time a cold run)")
-    ap.add_argument("--first-run-seconds", type=float, default=None,
-                    help="wall time of the run that filled --cache (recorded as is)")
-    ap.add_argument("--resume-fraction", type=float, default=0.5,
-                    help="fraction of cache files deleted before the resumed run (0 = skip)")
+    ap.add_argument(
+        "--first-run-seconds",
+        type=float,
+        default=None,
+        help="wall time of the run that filled --cache (recorded as is)",
+    )
+    ap.add_argument(
+        "--resume-fraction",
+        type=float,
+        default=0.5,
+        help="fraction of cache files deleted before the resumed run (0 = skip)",
+    )
     ap.add_argument("--tradeoff", action="store_true", help="all runs include trade-off curves at --tradeoff-points")
     ap.add_argument("--tradeoff-points", type=int, default=901)
     ap.add_argument("--limit-pairs", type=int, default=None, help="quick runs: only the first K pairs")
@@ -120,10 +146,15 @@ def main(argv=None) -> int:
     s = prof.summary
     per_pair = sorted(prof.results.items())
     meta = {
-        "python": sys.version.split()[0], "platform": platform.platform(), "cpus": os.cpu_count(),
-        "workers": args.workers, "n_pairs": s["n_pairs"], "n_eps": len(s["grid"]),
+        "python": sys.version.split()[0],
+        "platform": platform.platform(),
+        "cpus": os.cpu_count(),
+        "workers": args.workers,
+        "n_pairs": s["n_pairs"],
+        "n_eps": len(s["grid"]),
         "tradeoff_points": args.tradeoff_points if args.tradeoff else 0,
-        "tol": s["tol"], "cache": _display_path(cache),
+        "tol": s["tol"],
+        "cache": _display_path(cache),
     }
     timings = {
         "full_run_wall_s": round(t_full, 3),
@@ -155,9 +186,14 @@ def main(argv=None) -> int:
             log(f"resume: {len(drop)} of {len(files)} cache files deleted, rerunning")
             t_res, prof2 = _timed(cache_dir=tcache, **common)
             assert prof2.summary["grid"] == s["grid"], "resumed run differs from the full run"
-            timings.update({"resume_fraction": args.resume_fraction, "resume_jobs_recomputed": len(drop),
-                            "resume_wall_s": round(t_res, 3),
-                            "resume_dropped_job_seconds": round(dropped_job_s, 3)})
+            timings.update(
+                {
+                    "resume_fraction": args.resume_fraction,
+                    "resume_jobs_recomputed": len(drop),
+                    "resume_wall_s": round(t_res, 3),
+                    "resume_dropped_job_seconds": round(dropped_job_s, 3),
+                }
+            )
             log(f"resumed run: {t_res:.1f} s")
 
     if args.tradeoff:
@@ -168,8 +204,15 @@ def main(argv=None) -> int:
         w = csv.writer(buf, lineterminator="\n")
         w.writerow(["pair_i", "pair_j", "batch_seconds", "tradeoff_bookkeeping_seconds", "total_seconds"])
         for (i, j), r in per_pair:
-            w.writerow([i, j, round(float(r["seconds"]), 4), round(float(r["tradeoff"]["seconds"]), 4),
-                        round(job_s[(i, j)], 4)])
+            w.writerow(
+                [
+                    i,
+                    j,
+                    round(float(r["seconds"]), 4),
+                    round(float(r["tradeoff"]["seconds"]), 4),
+                    round(job_s[(i, j)], 4),
+                ]
+            )
         atomic_write_text(Path(args.out) / "pairs_tradeoff.csv", buf.getvalue())
 
     out = Path(args.out)
@@ -186,18 +229,24 @@ def main(argv=None) -> int:
         w.writeheader()
         w.writerows(compare)
         atomic_write_text(out / "pairs_compare.csv", buf.getvalue())
-    summary = {k: v for k, v in s.items() if k not in ("grid", "tradeoff_envelope")}  # (envelope: its size is in timings)
+    summary = {
+        k: v for k, v in s.items() if k not in ("grid", "tradeoff_envelope")
+    }  # (envelope: its size is in timings)
     report = {"meta": meta, "timings": timings, "summary_first_eps": summary}
     if compare:
         with mpmath.workdps(30):
             report["agreement"] = {
                 "argmax_matches_published": sum(r["worst_pair"] == r["published_argmax_pair"] for r in compare),
                 "n_eps": len(compare),
-                "max_rel_diff_vs_published": mpmath.nstr(max(mpmath.mpf(r["rel_diff_vs_published"]) for r in compare), 3),
+                "max_rel_diff_vs_published": mpmath.nstr(
+                    max(mpmath.mpf(r["rel_diff_vs_published"]) for r in compare), 3
+                ),
                 "argmax_published_among_candidates": sum(r["published_in_candidates"] for r in compare),
                 "main_within_1e-4_of_worst_for_delta_zcdp_ge_1e-17": all(
                     abs(mpmath.mpf(r["main_over_worst_minus_1"])) < mpmath.mpf("1e-4")
-                    for r in compare if mpmath.mpf(r["delta_zcdp"]) >= mpmath.mpf("1e-17")),
+                    for r in compare
+                    if mpmath.mpf(r["delta_zcdp"]) >= mpmath.mpf("1e-17")
+                ),
             }
     atomic_write_text(out / "pairs.json", json.dumps(report, indent=1) + "\n")
     print(json.dumps({"timings": timings, "agreement": report.get("agreement")}, indent=1))

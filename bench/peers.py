@@ -130,12 +130,27 @@ def reference(name: str, make, repeats: int) -> tuple[list[dict], list[dict]]:
             q["cert_value"] = r.value
             value, lo, hi, bracket = r.value, r.lower, r.value, "certified (lo, hi]"
         q["census_s"] = t
-        rows.append({
-            "composition": name, "method": "census-plb", "setting": "tol 1e-35, rtol 1e-20", "target": q["target"],
-            "query": q["eps"] if q["kind"] == "delta" else q["delta"], "value": value, "certified": q["cert_value"],
-            "abs_err": 0.0, "rel_err": 0.0, "bracket": bracket, "bracket_lo": lo, "bracket_hi": hi, "bracket_ok": True,
-            "wall_s": t, "census_s": t, "time_ratio": 1.0, "status": "reference",
-        })
+        rows.append(
+            {
+                "composition": name,
+                "method": "census-plb",
+                "setting": "tol 1e-35, rtol 1e-20",
+                "target": q["target"],
+                "query": q["eps"] if q["kind"] == "delta" else q["delta"],
+                "value": value,
+                "certified": q["cert_value"],
+                "abs_err": 0.0,
+                "rel_err": 0.0,
+                "bracket": bracket,
+                "bracket_lo": lo,
+                "bracket_hi": hi,
+                "bracket_ok": True,
+                "wall_s": t,
+                "census_s": t,
+                "time_ratio": 1.0,
+                "status": "reference",
+            }
+        )
     return queries, rows
 
 
@@ -166,22 +181,41 @@ def _finish(name, method, setting, q, value, wall, bracket="none", lo=None, hi=N
         what = f"delta~{q['delta_target']:.0e}" if q["kind"] == "delta" else "eps"
         status.append(f"CANNOT RESOLVE {what}: off by {rel_err:.2g} relative")
     elif kind == "bound":
-        status.append(f"valid-bound factor x{value_f / float(cert):.4g}" if q["kind"] == "delta" else f"bound +{value_f - float(cert):.4g} in eps")
+        status.append(
+            f"valid-bound factor x{value_f / float(cert):.4g}"
+            if q["kind"] == "delta"
+            else f"bound +{value_f - float(cert):.4g} in eps"
+        )
     elif kind == "approx":
         status.append("approximation (no guarantee)")
     else:
         status.append("ok")
     if ok is False:
-        status.append("UNSAFE: claimed upper bound is below the certified value" if bracket == "upper bound"
-                      else "BRACKET EXCLUDES CERTIFIED VALUE")
+        status.append(
+            "UNSAFE: claimed upper bound is below the certified value"
+            if bracket == "upper bound"
+            else "BRACKET EXCLUDES CERTIFIED VALUE"
+        )
     if note:
         status.append(note)
     return {
-        "composition": name, "method": method, "setting": setting, "target": q["target"],
-        "query": q["eps"] if q["kind"] == "delta" else q["delta"], "value": value_f, "certified": float(cert),
-        "abs_err": abs_err, "rel_err": rel_err, "bracket": bracket,
-        "bracket_lo": None if lo is None else float(lo), "bracket_hi": None if hi is None else float(hi),
-        "bracket_ok": ok, "wall_s": wall, "census_s": q["census_s"], "time_ratio": wall / q["census_s"], "status": "; ".join(status),
+        "composition": name,
+        "method": method,
+        "setting": setting,
+        "target": q["target"],
+        "query": q["eps"] if q["kind"] == "delta" else q["delta"],
+        "value": value_f,
+        "certified": float(cert),
+        "abs_err": abs_err,
+        "rel_err": rel_err,
+        "bracket": bracket,
+        "bracket_lo": None if lo is None else float(lo),
+        "bracket_hi": None if hi is None else float(hi),
+        "bracket_ok": ok,
+        "wall_s": wall,
+        "census_s": q["census_s"],
+        "time_ratio": wall / q["census_s"],
+        "status": "; ".join(status),
     }
 
 
@@ -198,8 +232,11 @@ def _build_pld(comp: Composition, vdi: float, connect_dots: bool, tmt: float, pe
     out = None
     for m, c in comp.groups:
         p = pld.from_discrete_gaussian_mechanism(
-            math.sqrt(float(m.sigma2)), sensitivity=m.shift, value_discretization_interval=vdi,
-            pessimistic_estimate=pessimistic, use_connect_dots=connect_dots,
+            math.sqrt(float(m.sigma2)),
+            sensitivity=m.shift,
+            value_discretization_interval=vdi,
+            pessimistic_estimate=pessimistic,
+            use_connect_dots=connect_dots,
         )
         if c > 1:
             p = p.self_compose(c, tail_mass_truncation=tmt)
@@ -225,10 +262,23 @@ def run_pld(name, comp, queries, repeats, settings=("default", "accurate", "fine
                 t_q, v = timed(lambda: float(p.get_epsilon_for_delta(q["delta"])), repeats)
                 lo = float(p_opt.get_epsilon_for_delta(q["delta"])) if p_opt is not None else None
             if p_opt is not None:
-                rows.append(_finish(name, "dp_accounting PLD", setting + " " + label, q, v, t_build + t_q,
-                                    "two-sided [optimistic, pessimistic]", lo, v))
+                rows.append(
+                    _finish(
+                        name,
+                        "dp_accounting PLD",
+                        setting + " " + label,
+                        q,
+                        v,
+                        t_build + t_q,
+                        "two-sided [optimistic, pessimistic]",
+                        lo,
+                        v,
+                    )
+                )
             else:
-                rows.append(_finish(name, "dp_accounting PLD", setting + " " + label, q, v, t_build + t_q, "upper bound"))
+                rows.append(
+                    _finish(name, "dp_accounting PLD", setting + " " + label, q, v, t_build + t_q, "upper bound")
+                )
     return rows
 
 
@@ -238,9 +288,12 @@ def run_rdp(name, comp, queries, repeats) -> list[dict]:
 
     def build():
         acc = rdp.RdpAccountant()
-        ev = dp_event.ComposedDpEvent([
-            dp_event.SelfComposedDpEvent(dp_event.GaussianDpEvent(math.sqrt(float(m.sigma2)) / m.shift), c) for m, c in comp.groups
-        ])
+        ev = dp_event.ComposedDpEvent(
+            [
+                dp_event.SelfComposedDpEvent(dp_event.GaussianDpEvent(math.sqrt(float(m.sigma2)) / m.shift), c)
+                for m, c in comp.groups
+            ]
+        )
         acc.compose(ev)
         return acc
 
@@ -250,7 +303,18 @@ def run_rdp(name, comp, queries, repeats) -> list[dict]:
             t, v = timed(lambda: build().get_delta(q["eps"]), repeats)
         else:
             t, v = timed(lambda: build().get_epsilon(q["delta"]), repeats)
-        rows.append(_finish(name, "dp_accounting RDP", "default orders, GaussianDpEvent(sigma) per component", q, v, t, "upper bound", kind="bound"))
+        rows.append(
+            _finish(
+                name,
+                "dp_accounting RDP",
+                "default orders, GaussianDpEvent(sigma) per component",
+                q,
+                v,
+                t,
+                "upper bound",
+                kind="bound",
+            )
+        )
     return rows
 
 
@@ -320,10 +384,21 @@ def run_prv(name, comp, queries, repeats, settings=("default", "accurate")) -> l
             try:
                 t, (lo, est, hi) = timed(go, repeats)
             except Exception as ex:  # report, do not hide
-                rows.append(_finish(name, "prv_accountant", f"{setting} {label}", q, None, float("nan"),
-                                    note=f"ERROR {type(ex).__name__}: {ex}"))
+                rows.append(
+                    _finish(
+                        name,
+                        "prv_accountant",
+                        f"{setting} {label}",
+                        q,
+                        None,
+                        float("nan"),
+                        note=f"ERROR {type(ex).__name__}: {ex}",
+                    )
+                )
                 continue
-            rows.append(_finish(name, "prv_accountant", f"{setting} {label}", q, est, t, "two-sided [lower, upper]", lo, hi))
+            rows.append(
+                _finish(name, "prv_accountant", f"{setting} {label}", q, est, t, "two-sided [lower, upper]", lo, hi)
+            )
     return rows
 
 
@@ -334,9 +409,21 @@ def run_conversions(name, comp, queries, repeats) -> list[dict]:
     rows = []
     for q in queries:
         for method, fd, fe, kind, bracket in (
-            ("zCDP Bun-Steinke", lambda e: zcdp.delta_bun_steinke(rho, e), lambda d: zcdp.epsilon_bun_steinke(rho, d), "bound", "upper bound"),
+            (
+                "zCDP Bun-Steinke",
+                lambda e: zcdp.delta_bun_steinke(rho, e),
+                lambda d: zcdp.epsilon_bun_steinke(rho, d),
+                "bound",
+                "upper bound",
+            ),
             ("zCDP CKS", lambda e: zcdp.delta_cks(rho, e), lambda d: zcdp.epsilon_cks(rho, d), "bound", "upper bound"),
-            ("GDP surrogate", lambda e: gdp.delta(gdp.mu_of(comp), e), lambda d: gdp.epsilon(gdp.mu_of(comp), d), "approx", "none"),
+            (
+                "GDP surrogate",
+                lambda e: gdp.delta(gdp.mu_of(comp), e),
+                lambda d: gdp.epsilon(gdp.mu_of(comp), d),
+                "approx",
+                "none",
+            ),
             ("Edgeworth surrogate", lambda e: gdp.edgeworth_delta(comp, e), None, "approx", "none"),
         ):
             if q["kind"] == "delta":
@@ -345,13 +432,29 @@ def run_conversions(name, comp, queries, repeats) -> list[dict]:
                 t, v = timed(lambda: fe(q["delta"]), repeats)
             else:
                 continue
-            rows.append(_finish(name, method, "accountant." + ("zcdp" if "zCDP" in method else "gdp") + ", 50 digits", q,
-                                float(v), t, bracket, kind=kind))
+            rows.append(
+                _finish(
+                    name,
+                    method,
+                    "accountant." + ("zcdp" if "zCDP" in method else "gdp") + ", 50 digits",
+                    q,
+                    float(v),
+                    t,
+                    bracket,
+                    kind=kind,
+                )
+            )
     return rows
 
 
 # ----------------------------------------------------------------------------- driver
-def run(names=None, repeats: int = 3, pld_settings=("default", "accurate", "fine-tail"), prv_settings=("default", "accurate"), log=print) -> dict:
+def run(
+    names=None,
+    repeats: int = 3,
+    pld_settings=("default", "accurate", "fine-tail"),
+    prv_settings=("default", "accurate"),
+    log=print,
+) -> dict:
     comps = compositions()
     names = list(names or comps)
     rows: list[dict] = []
@@ -382,8 +485,11 @@ def run(names=None, repeats: int = 3, pld_settings=("default", "accurate", "fine
             versions[mod] = version(mod.replace("_", "-"))
         except Exception:
             versions[mod] = None
-    return {"rows": rows, "skipped": sorted(set(skipped)), "meta": {"versions": versions, "repeats": repeats, "compositions": {
-        n: repr(comps[n]) for n in names}}}
+    return {
+        "rows": rows,
+        "skipped": sorted(set(skipped)),
+        "meta": {"versions": versions, "repeats": repeats, "compositions": {n: repr(comps[n]) for n in names}},
+    }
 
 
 def _g(v):
@@ -403,8 +509,21 @@ FMT = {
     "census_s": fmt_s,
     "time_ratio": lambda v: "-" if v is None or v != v else f"{v:.3g}",
 }
-SHOW = ["composition", "method", "setting", "target", "value", "certified", "abs_err", "rel_err", "bracket", "bracket_ok",
-        "wall_s", "time_ratio", "status"]
+SHOW = [
+    "composition",
+    "method",
+    "setting",
+    "target",
+    "value",
+    "certified",
+    "abs_err",
+    "rel_err",
+    "bracket",
+    "bracket_ok",
+    "wall_s",
+    "time_ratio",
+    "status",
+]
 
 
 def write_outputs(res: dict, out: Path) -> dict[str, Path]:
@@ -412,9 +531,16 @@ def write_outputs(res: dict, out: Path) -> dict[str, Path]:
     paths = {"csv": out / "peers.csv", "json": out / "peers.json", "md": out / "peers.md"}
     df = pd.DataFrame(res["rows"]).reindex(columns=COLUMNS)
     for c in ("value", "certified", "bracket_lo", "bracket_hi"):
-        df[c] = df[c].map(lambda v: None if v is None else (f"{float(v):.17g}" if not isinstance(v, mpmath.mpf) else mpmath.nstr(v, 25)))
+        df[c] = df[c].map(
+            lambda v: (
+                None if v is None else (f"{float(v):.17g}" if not isinstance(v, mpmath.mpf) else mpmath.nstr(v, 25))
+            )
+        )
     atomic_write_text(paths["csv"], df.to_csv(index=False))  # atomic, never through a symlink
-    atomic_write_text(paths["json"], json.dumps(res, indent=2, default=lambda o: mpmath.nstr(o, 25) if isinstance(o, mpmath.mpf) else str(o)))
+    atomic_write_text(
+        paths["json"],
+        json.dumps(res, indent=2, default=lambda o: mpmath.nstr(o, 25) if isinstance(o, mpmath.mpf) else str(o)),
+    )
     lines = [
         "# Peers benchmark (`python -m bench.peers`, issue 6)",
         "",

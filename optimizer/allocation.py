@@ -94,8 +94,12 @@ _CSV_COLUMNS = (
     "sigma_sq_exact",
     "sigma_sq",
 )
-_EXACT_DERIVED = ("rho_fraction_of_total", "geolevel_fraction_of_total", "query_fraction_within_geolevel",
-                  "sigma_sq_exact")
+_EXACT_DERIVED = (
+    "rho_fraction_of_total",
+    "geolevel_fraction_of_total",
+    "query_fraction_within_geolevel",
+    "sigma_sq_exact",
+)
 # Decimal display columns are written with 10 significant digits; allow that rounding.
 _DECIMAL_RTOL = 1e-9
 _TOML_TOP_KEYS = {"name", "provenance", "run_type", "total_rho", "geolevel"}
@@ -136,9 +140,7 @@ class GeolevelBudget:
         if not queries:
             raise ValueError(f"GeolevelBudget '{self.name}': no queries")
         if len(queries) != len(rho):
-            raise ValueError(
-                f"GeolevelBudget '{self.name}': {len(queries)} queries but {len(rho)} rho values"
-            )
+            raise ValueError(f"GeolevelBudget '{self.name}': {len(queries)} queries but {len(rho)} rho values")
         seen: set[str] = set()
         values = []
         for q, r in zip(queries, rho):
@@ -371,8 +373,9 @@ class Allocation:
             GeolevelBudget(lv.name, lv.queries, tuple(updates.get((lv.name, q), r) for q, r in lv.items()))
             for lv in self.levels
         )
-        return Allocation(levels, self.name, _append(self.provenance, f"{len(updates)} budget(s) replaced"),
-                          self.run_type)
+        return Allocation(
+            levels, self.name, _append(self.provenance, f"{len(updates)} budget(s) replaced"), self.run_type
+        )
 
     # ------------------------------------------------------------------ writers
     def to_toml(self, path: str | Path | None = None) -> str:
@@ -380,12 +383,15 @@ class Allocation:
 
         ``Allocation.from_toml(a.to_toml()) == a`` (exact round trip).
         """
-        out = ["# census-plb allocation: zCDP budget rho per (geolevel, query), exact fractions",
-               f"name = {_tq(self.name)}", f"provenance = {_tq(self.provenance)}",
-               f"run_type = {_tq(self.run_type or 'custom')}", f'total_rho = "{self.total_rho}"']
+        out = [
+            "# census-plb allocation: zCDP budget rho per (geolevel, query), exact fractions",
+            f"name = {_tq(self.name)}",
+            f"provenance = {_tq(self.provenance)}",
+            f"run_type = {_tq(self.run_type or 'custom')}",
+            f'total_rho = "{self.total_rho}"',
+        ]
         for lv in self.levels:
-            out += ["", "[[geolevel]]", f"name = {_tq(lv.name)}", f'total_rho = "{lv.total}"',
-                    "[geolevel.queries]"]
+            out += ["", "[[geolevel]]", f"name = {_tq(lv.name)}", f'total_rho = "{lv.total}"', "[geolevel.queries]"]
             out += [f'{_tq(q)} = "{r}"' for q, r in lv.items()]
         text = "\n".join(out) + "\n"
         if path is not None:
@@ -406,8 +412,19 @@ class Allocation:
         for lv in self.levels:
             gtot = lv.total
             for q, r in lv.items():
-                w.writerow([lv.name, q, r / total, f"{float(r):.10g}", gtot / total, r / gtot, r, 1 / r,
-                            f"{float(1 / r):.10g}"])
+                w.writerow(
+                    [
+                        lv.name,
+                        q,
+                        r / total,
+                        f"{float(r):.10g}",
+                        gtot / total,
+                        r / gtot,
+                        r,
+                        1 / r,
+                        f"{float(1 / r):.10g}",
+                    ]
+                )
         text = buf.getvalue()
         if path is not None:
             from .atomic import atomic_write_text
@@ -461,8 +478,12 @@ def _declared_totals() -> dict[str, Fraction]:
             try:
                 totals[row["allocation_file"]] = Fraction(row["rho_exact"])
             except (ValueError, ZeroDivisionError):
-                raise AllocationError("census2020/totals.csv", reader.line_num, "rho_exact",
-                                      f"cannot parse {row['rho_exact']!r} as an exact rational") from None
+                raise AllocationError(
+                    "census2020/totals.csv",
+                    reader.line_num,
+                    "rho_exact",
+                    f"cannot parse {row['rho_exact']!r} as an exact rational",
+                ) from None
     return totals
 
 
@@ -495,9 +516,13 @@ def _decode(data: bytes, source: str) -> str:
     except UnicodeDecodeError as exc:
         line = data.count(b"\n", 0, exc.start) + 1
         column = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
-        raise AllocationError(source, line, None,
-                              f"not UTF-8 text (byte 0x{data[exc.start]:02x} at column {column}); an allocation "
-                              "file must be UTF-8 (CSV with columns geolevel,query,rho_exact, or TOML)") from None
+        raise AllocationError(
+            source,
+            line,
+            None,
+            f"not UTF-8 text (byte 0x{data[exc.start]:02x} at column {column}); an allocation "
+            "file must be UTF-8 (CSV with columns geolevel,query,rho_exact, or TOML)",
+        ) from None
 
 
 def _excerpt(text: str, n: int = 40) -> str:
@@ -513,15 +538,23 @@ def _check_rho_range(value: Fraction, raw: object, source: str, line: int | None
     lo, hi = 1 / SIGMA2_MAX, 1 / SIGMA2_MIN
     if not lo <= value <= hi:
         shown = raw if isinstance(raw, str) and len(raw) <= 40 else _excerpt(str(raw))
-        raise AllocationError(source, line, field,
-                              f"rho {shown} is outside the supported range [{lo}, {hi}] (the accountant "
-                              f"handles sigma^2 = 1/rho in [{SIGMA2_MIN}, {SIGMA2_MAX}])")
+        raise AllocationError(
+            source,
+            line,
+            field,
+            f"rho {shown} is outside the supported range [{lo}, {hi}] (the accountant "
+            f"handles sigma^2 = 1/rho in [{SIGMA2_MIN}, {SIGMA2_MAX}])",
+        )
 
 
 def _parse_rho(raw: object, source: str, line: int | None, field: str) -> Fraction:
     if isinstance(raw, float):
-        raise AllocationError(source, line, field,
-                              f"got float {raw!r}; floats are not exact, write the budget as a string like '73/10000'")
+        raise AllocationError(
+            source,
+            line,
+            field,
+            f"got float {raw!r}; floats are not exact, write the budget as a string like '73/10000'",
+        )
     try:
         value = to_fraction(raw, name="rho")
     except (TypeError, ValueError):
@@ -531,8 +564,9 @@ def _parse_rho(raw: object, source: str, line: int | None, field: str) -> Fracti
     return value
 
 
-def _resolve_run_type(geolevels: list[str], first_line: dict[str, int | None], run_type: str | None,
-                      source: str) -> str | None:
+def _resolve_run_type(
+    geolevels: list[str], first_line: dict[str, int | None], run_type: str | None, source: str
+) -> str | None:
     if run_type in (None, "custom"):
         return None
     if run_type == "auto":
@@ -542,26 +576,42 @@ def _resolve_run_type(geolevels: list[str], first_line: dict[str, int | None], r
             return None  # a custom geography: nothing to check against
         run_type = best
     if run_type not in RUN_TYPES:
-        raise ValueError(f"{source}: unknown run_type {run_type!r}; expected 'auto', 'custom', None or one of "
-                         f"{sorted(RUN_TYPES)}")
+        raise ValueError(
+            f"{source}: unknown run_type {run_type!r}; expected 'auto', 'custom', None or one of {sorted(RUN_TYPES)}"
+        )
     known = RUN_TYPES[run_type]
     for g in geolevels:
         if g not in known:
-            raise AllocationError(source, first_line[g], "geolevel",
-                                  f"unknown geolevel {g!r} for run type {run_type!r} (known: {', '.join(known)}); "
-                                  "pass run_type=None for a custom geography")
+            raise AllocationError(
+                source,
+                first_line[g],
+                "geolevel",
+                f"unknown geolevel {g!r} for run type {run_type!r} (known: {', '.join(known)}); "
+                "pass run_type=None for a custom geography",
+            )
     expected = sorted(geolevels, key=known.index)
     for got, want in zip(geolevels, expected):
         if got != want:
-            raise AllocationError(source, first_line[got], "geolevel",
-                                  f"geolevel {got!r} is out of order: run type {run_type!r} is top-down "
-                                  f"{', '.join(known)}; expected {want!r} here")
+            raise AllocationError(
+                source,
+                first_line[got],
+                "geolevel",
+                f"geolevel {got!r} is out of order: run type {run_type!r} is top-down "
+                f"{', '.join(known)}; expected {want!r} here",
+            )
     return run_type
 
 
-def _build(records: Iterable[_Record], source: str, *, name: str, provenance: str, run_type: str | None,
-           declared_total: object | None = None,
-           declared_where: tuple[str, str] | None = None) -> Allocation:
+def _build(
+    records: Iterable[_Record],
+    source: str,
+    *,
+    name: str,
+    provenance: str,
+    run_type: str | None,
+    declared_total: object | None = None,
+    declared_where: tuple[str, str] | None = None,
+) -> Allocation:
     """Validate located records and assemble the allocation."""
     order: list[str] = []
     first_line: dict[str, int | None] = {}
@@ -595,23 +645,38 @@ def _build(records: Iterable[_Record], source: str, *, name: str, provenance: st
         declared = to_fraction(declared_total, name="declared_total")
         if alloc.total_rho != declared:
             where_src, where_field = declared_where or (source, "total_rho")
-            raise AllocationError(where_src, None, where_field,
-                                  f"declared total rho {declared} does not match the sum of the budgets in "
-                                  f"{source}, {alloc.total_rho}")
+            raise AllocationError(
+                where_src,
+                None,
+                where_field,
+                f"declared total rho {declared} does not match the sum of the budgets in {source}, {alloc.total_rho}",
+            )
     return alloc
 
 
-def _parse_csv(text: str, source: str, *, name: str, provenance: str, run_type: str | None,
-               declared_total: object | None, declared_where: tuple[str, str] | None = None) -> Allocation:
+def _parse_csv(
+    text: str,
+    source: str,
+    *,
+    name: str,
+    provenance: str,
+    run_type: str | None,
+    declared_total: object | None,
+    declared_where: tuple[str, str] | None = None,
+) -> Allocation:
     reader = csv.DictReader(io.StringIO(text))
     header = reader.fieldnames or []
     missing = [c for c in _CSV_REQUIRED if c not in header]
     if missing:
         first = text.lstrip("\ufeff").split("\n", 1)[0].rstrip("\r")
-        raise AllocationError(source, 1, missing[0],
-                              f"not an allocation CSV: missing required column(s) {', '.join(missing)} (the header "
-                              f"must include {','.join(_CSV_REQUIRED)}); the first line starts "
-                              f"'{_excerpt(first)}'")
+        raise AllocationError(
+            source,
+            1,
+            missing[0],
+            f"not an allocation CSV: missing required column(s) {', '.join(missing)} (the header "
+            f"must include {','.join(_CSV_REQUIRED)}); the first line starts "
+            f"'{_excerpt(first)}'",
+        )
     dupcols = {c for c in header if header.count(c) > 1}
     if dupcols:
         raise AllocationError(source, 1, sorted(dupcols)[0], "duplicate column name in header")
@@ -628,8 +693,15 @@ def _parse_csv(text: str, source: str, *, name: str, provenance: str, run_type: 
             raise AllocationError(source, line, absent[0], f"row has fewer fields than the header (missing {absent})")
         rows.append((line, row))
         records.append(_Record(row["geolevel"], row["query"], row["rho_exact"].strip(), line, "rho_exact"))
-    alloc = _build(records, source, name=name, provenance=provenance, run_type=run_type,
-                   declared_total=declared_total, declared_where=declared_where)
+    alloc = _build(
+        records,
+        source,
+        name=name,
+        provenance=provenance,
+        run_type=run_type,
+        declared_total=declared_total,
+        declared_where=declared_where,
+    )
     _check_declared_columns(alloc, rows, source)
     return alloc
 
@@ -660,8 +732,9 @@ def _check_declared_columns(alloc: Allocation, rows: list[tuple[int, dict[str, s
             except (ValueError, ZeroDivisionError):
                 raise AllocationError(source, line, col, f"cannot parse {text!r} as an exact rational") from None
             if got != want:
-                raise AllocationError(source, line, col, f"declared {got} does not add up: rho_exact and the file's "
-                                                         f"totals give {want}")
+                raise AllocationError(
+                    source, line, col, f"declared {got} does not add up: rho_exact and the file's totals give {want}"
+                )
         for col, want in (("rho", rho), ("sigma_sq", 1 / rho)):
             text = (row.get(col) or "").strip()
             if not text:
@@ -671,8 +744,9 @@ def _check_declared_columns(alloc: Allocation, rows: list[tuple[int, dict[str, s
             except ValueError:
                 raise AllocationError(source, line, col, f"cannot parse {text!r} as a decimal number") from None
             if not math.isfinite(got_f) or abs(got_f - float(want)) > _DECIMAL_RTOL * abs(float(want)):
-                raise AllocationError(source, line, col,
-                                      f"decimal {text} disagrees with the exact value {want} (= {float(want):.10g})")
+                raise AllocationError(
+                    source, line, col, f"decimal {text} disagrees with the exact value {want} (= {float(want):.10g})"
+                )
 
 
 class _TomlLocator:
@@ -692,8 +766,9 @@ class _TomlLocator:
             return None
         if key is None:
             return lo + 1
-        pat = re.compile(r"(^|[{,\s])(" + re.escape(json.dumps(key)) + "|'" + re.escape(key) + "'|"
-                         + re.escape(key) + r")\s*=")
+        pat = re.compile(
+            r"(^|[{,\s])(" + re.escape(json.dumps(key)) + "|'" + re.escape(key) + "'|" + re.escape(key) + r")\s*="
+        )
         for i in range(lo, hi):
             if pat.search(self.lines[i]):
                 return i + 1
@@ -708,17 +783,21 @@ def _parse_toml(text: str, source: str, stem: str, run_type: str | None) -> Allo
     loc = _TomlLocator(text)
     unknown = sorted(set(doc) - _TOML_TOP_KEYS)
     if unknown:
-        raise AllocationError(source, loc.line(None, unknown[0]), unknown[0],
-                              f"unknown key; allowed keys are {sorted(_TOML_TOP_KEYS)}")
+        raise AllocationError(
+            source, loc.line(None, unknown[0]), unknown[0], f"unknown key; allowed keys are {sorted(_TOML_TOP_KEYS)}"
+        )
     for key in ("name", "provenance", "run_type"):
         if key in doc and not isinstance(doc[key], str):
             raise AllocationError(source, loc.line(None, key), key, f"must be a string, got {doc[key]!r}")
     if "run_type" in doc:
         run_type = doc["run_type"]
         if run_type not in (*RUN_TYPES, "custom", "auto"):
-            raise AllocationError(source, loc.line(None, "run_type"), "run_type",
-                                  f"unknown run type {run_type!r}; expected one of {sorted(RUN_TYPES)}, "
-                                  "'custom' or 'auto'")
+            raise AllocationError(
+                source,
+                loc.line(None, "run_type"),
+                "run_type",
+                f"unknown run type {run_type!r}; expected one of {sorted(RUN_TYPES)}, 'custom' or 'auto'",
+            )
     levels = doc.get("geolevel")
     if not isinstance(levels, list) or not levels:
         raise AllocationError(source, None, "geolevel", "expected at least one [[geolevel]] table")
@@ -731,22 +810,38 @@ def _parse_toml(text: str, source: str, stem: str, run_type: str | None) -> Allo
             raise AllocationError(source, where, f"geolevel[{i}]", "must be a table")
         extra = sorted(set(lv) - _TOML_LEVEL_KEYS)
         if extra:
-            raise AllocationError(source, loc.line(i, extra[0]), f"geolevel[{i}].{extra[0]}",
-                                  f"unknown key; allowed keys are {sorted(_TOML_LEVEL_KEYS)}")
+            raise AllocationError(
+                source,
+                loc.line(i, extra[0]),
+                f"geolevel[{i}].{extra[0]}",
+                f"unknown key; allowed keys are {sorted(_TOML_LEVEL_KEYS)}",
+            )
         gname = lv.get("name")
         if not isinstance(gname, str) or not gname.strip():
-            raise AllocationError(source, loc.line(i, "name") or where, f"geolevel[{i}].name",
-                                  f"must be a non-empty string, got {gname!r}")
+            raise AllocationError(
+                source,
+                loc.line(i, "name") or where,
+                f"geolevel[{i}].name",
+                f"must be a non-empty string, got {gname!r}",
+            )
         if gname.strip() in first_table:  # two tables of one geolevel would be merged silently
             j = first_table[gname.strip()]
-            raise AllocationError(source, where, f"geolevel[{i}].name",
-                                  f"duplicate [[geolevel]] {gname.strip()!r} (first defined by the table at line "
-                                  f"{loc.line(j)}, geolevel[{j}]); give each geolevel one table")
+            raise AllocationError(
+                source,
+                where,
+                f"geolevel[{i}].name",
+                f"duplicate [[geolevel]] {gname.strip()!r} (first defined by the table at line "
+                f"{loc.line(j)}, geolevel[{j}]); give each geolevel one table",
+            )
         first_table[gname.strip()] = i
         queries = lv.get("queries")
         if not isinstance(queries, dict) or not queries:
-            raise AllocationError(source, loc.line(i, "queries") or where, f"geolevel[{i}].queries",
-                                  f"geolevel {gname!r} needs a non-empty table of query = \"rho\"")
+            raise AllocationError(
+                source,
+                loc.line(i, "queries") or where,
+                f"geolevel[{i}].queries",
+                f'geolevel {gname!r} needs a non-empty table of query = "rho"',
+            )
         for q, raw in queries.items():
             records.append(_Record(gname, q, raw, loc.line(i, q), f"geolevel[{i}].queries.{q!r} ({gname})"))
         if "total_rho" in lv:
@@ -763,13 +858,21 @@ def _parse_toml(text: str, source: str, stem: str, run_type: str | None) -> Allo
         declared = _parse_rho(raw, source, loc.line(i, "total_rho"), field)
         actual = alloc.level(gname.strip()).total
         if declared != actual:
-            raise AllocationError(source, loc.line(i, "total_rho"), field,
-                                  f"declared {declared} does not add up: the queries sum to {actual}")
+            raise AllocationError(
+                source,
+                loc.line(i, "total_rho"),
+                field,
+                f"declared {declared} does not add up: the queries sum to {actual}",
+            )
     if "total_rho" in doc:
         declared = _parse_rho(doc["total_rho"], source, loc.line(None, "total_rho"), "total_rho")
         if declared != alloc.total_rho:
-            raise AllocationError(source, loc.line(None, "total_rho"), "total_rho",
-                                  f"declared {declared} does not add up: the budgets sum to {alloc.total_rho}")
+            raise AllocationError(
+                source,
+                loc.line(None, "total_rho"),
+                "total_rho",
+                f"declared {declared} does not add up: the budgets sum to {alloc.total_rho}",
+            )
     return alloc
 
 

@@ -29,8 +29,10 @@ def check_writable(path: str | os.PathLike) -> None:
             target = os.readlink(path)
         except OSError:
             target = "?"
-        raise UnsafeOutputError(f"{path}: refusing to write an output through a symbolic link (it points to "
-                                f"{target!r}); remove the link or choose another output folder")
+        raise UnsafeOutputError(
+            f"{path}: refusing to write an output through a symbolic link (it points to "
+            f"{target!r}); remove the link or choose another output folder"
+        )
 
 
 def atomic_write_text(path: str | os.PathLike, text: str) -> None:

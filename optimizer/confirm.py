@@ -49,12 +49,12 @@ class Confirmation:
     """Outcome of :func:`confirm`."""
 
     passed: bool
-    allocation: Allocation          # the allocation that passed (possibly recalibrated)
+    allocation: Allocation  # the allocation that passed (possibly recalibrated)
     worst_pair: tuple[int, int]
-    worst_delta: Any                # certified-like (lower/upper) of the worst pair
+    worst_delta: Any  # certified-like (lower/upper) of the worst pair
     n_pairs: int
     rounds: int
-    recalibration: Fraction         # product of the recalibration factors (1 = none)
+    recalibration: Fraction  # product of the recalibration factors (1 = none)
     seconds: float
     deltas: dict = field(default_factory=dict)
     verified_pairs: list = field(default_factory=list)  # pairs recomputed from scratch (no cache)
@@ -72,10 +72,12 @@ def paths_of(alloc: Allocation):
 def pair_delta_job(spec: dict) -> dict:
     """Runner job: certified δ(ε) of [M_i, M_j] given the two paths' exact budgets."""
     rhos = list(spec["rho_i"]) + list(spec["rho_j"])
-    d = _composition([Fraction(r) for r in rhos], multiplicity=1).delta(spec["eps"], tol=spec["tol"],
-                                                                          rtol=spec["rtol"])
-    return {"lower": mpf_to_fraction(d.lower), "upper": mpf_to_fraction(d.upper),
-            "tolerance_met": bool(d.tolerance_met)}
+    d = _composition([Fraction(r) for r in rhos], multiplicity=1).delta(spec["eps"], tol=spec["tol"], rtol=spec["rtol"])
+    return {
+        "lower": mpf_to_fraction(d.lower),
+        "upper": mpf_to_fraction(d.upper),
+        "tolerance_met": bool(d.tolerance_met),
+    }
 
 
 #: result format of :func:`pair_delta_job` (2: with "tolerance_met"); cached results of another
@@ -85,8 +87,17 @@ pair_delta_job.result_format = 2
 
 def _pair_specs(alloc: Allocation, target: Target, pair_list) -> list[dict]:
     paths = {p.index: p for p in paths_of(alloc)}
-    return [{"pair": [i, j], "rho_i": list(paths[i].rho), "rho_j": list(paths[j].rho),
-             "eps": target.epsilon, "tol": TOL, "rtol": RTOL} for i, j in pair_list]
+    return [
+        {
+            "pair": [i, j],
+            "rho_i": list(paths[i].rho),
+            "rho_j": list(paths[j].rho),
+            "eps": target.epsilon,
+            "tol": TOL,
+            "rtol": RTOL,
+        }
+        for i, j in pair_list
+    ]
 
 
 def _bound(r: dict) -> _Bound:
@@ -103,8 +114,9 @@ def _default_runner(cache_dir, workers, progress, label=None, scheduler=None):
         from .runner import run_jobs
 
         specs = _pair_specs(alloc, target, pair_list)
-        results = run_jobs(pair_delta_job, specs, cache_dir, workers=workers, scheduler=scheduler, progress=progress,
-                           label=label)
+        results = run_jobs(
+            pair_delta_job, specs, cache_dir, workers=workers, scheduler=scheduler, progress=progress, label=label
+        )
         return {tuple(p): _bound(r) for p, r in zip(pair_list, results)}
 
     return run
@@ -136,10 +148,13 @@ def _verify_worst(current, target, pair_list, deltas, verify, verified: set) -> 
         for p in todo:
             old, new = deltas[p], fresh[p]
             if _upper_fraction(old) < _lower_fraction(new) or _upper_fraction(new) < _lower_fraction(old):
-                warnings.warn(f"confirm: the stored δ of pair {list(p)} ([{float(_lower_fraction(old)):.6g}, "
-                              f"{float(_upper_fraction(old)):.6g}]) disagrees with a fresh computation "
-                              f"([{float(_lower_fraction(new)):.6g}, {float(_upper_fraction(new)):.6g}]); "
-                              "using the fresh value", stacklevel=3)
+                warnings.warn(
+                    f"confirm: the stored δ of pair {list(p)} ([{float(_lower_fraction(old)):.6g}, "
+                    f"{float(_upper_fraction(old)):.6g}]) disagrees with a fresh computation "
+                    f"([{float(_lower_fraction(new)):.6g}, {float(_upper_fraction(new)):.6g}]); "
+                    "using the fresh value",
+                    stacklevel=3,
+                )
             deltas[p] = new
             verified.add(p)
 
@@ -181,8 +196,9 @@ def confirm(
     from .pairs import pairs as all_pairs
 
     t0 = time.perf_counter()
-    runner = pairs_runner or _default_runner(cache_dir, workers, progress,
-                                             f"confirming {label or alloc.name}: pair", scheduler)
+    runner = pairs_runner or _default_runner(
+        cache_dir, workers, progress, f"confirming {label or alloc.name}: pair", scheduler
+    )
     if pairs is None:
         pair_list = [(a.index, b.index) for a, b in all_pairs(paths_of(alloc))]
     else:
@@ -202,11 +218,22 @@ def confirm(
             worst = max(pair_list, key=lambda p: (_upper_fraction(deltas[p]), p))
             w_up = _upper_fraction(deltas[worst])
         if w_up <= target_delta:
-            return Confirmation(True, current, worst, deltas[worst], len(pair_list), rounds, factor,
-                                time.perf_counter() - t0, deltas, sorted(verified))
+            return Confirmation(
+                True,
+                current,
+                worst,
+                deltas[worst],
+                len(pair_list),
+                rounds,
+                factor,
+                time.perf_counter() - t0,
+                deltas,
+                sorted(verified),
+            )
         if rounds >= max_rounds:
-            return Confirmation(False, current, worst, deltas[worst], len(pair_list), rounds, factor,
-                                time.perf_counter() - t0, deltas)
+            return Confirmation(
+                False, current, worst, deltas[worst], len(pair_list), rounds, factor, time.perf_counter() - t0, deltas
+            )
         # recalibrate the uniform factor on the worst pair: Newton step in log c, check, repeat
         excess = math.log(w_up / target_delta)
         step = Fraction(math.exp(-excess / SLOPE) * (1 - RECAL_MARGIN)).limit_denominator(10**12)
@@ -214,11 +241,13 @@ def confirm(
             cand = current.scaled(step)
             cp = {p.index: p for p in paths_of(cand)}
             d = _composition(list(cp[worst[0]].rho) + list(cp[worst[1]].rho), multiplicity=1).delta(
-                target.epsilon, tol=TOL, rtol=RTOL)
+                target.epsilon, tol=TOL, rtol=RTOL
+            )
             if mpf_to_fraction(d.upper) <= target_delta:
                 break
             excess = float(mpmath.log(d.upper)) - math.log(target_delta)
-            step = Fraction(float(step) * math.exp(-max(excess, 1e-12) / SLOPE) * (1 - RECAL_MARGIN)
-                            ).limit_denominator(10**12)
+            step = Fraction(float(step) * math.exp(-max(excess, 1e-12) / SLOPE) * (1 - RECAL_MARGIN)).limit_denominator(
+                10**12
+            )
         factor *= step
         current = cand

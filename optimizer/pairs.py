@@ -226,7 +226,9 @@ def _points(curves):
             try:
                 x, y = point
             except (TypeError, ValueError):
-                raise ValueError(f"lower_convex_envelope: curve {ci}, point {pi} is not an (x, y) pair: {point!r}") from None
+                raise ValueError(
+                    f"lower_convex_envelope: curve {ci}, point {pi} is not an (x, y) pair: {point!r}"
+                ) from None
             yield ci, pi, point, x, y
 
 

@@ -64,9 +64,16 @@ class RunSpec:
     scenario: Mapping[str, Any] | None = field(default=None, compare=False)
 
 
-def spec_for(*, scenario: str | None = None, allocation: str | None = None, conversion: str | None = None,
-             delta: str | None = None, trials: int | None = None, seed: int | None = None,
-             delta_source: str | None = None) -> RunSpec:
+def spec_for(
+    *,
+    scenario: str | None = None,
+    allocation: str | None = None,
+    conversion: str | None = None,
+    delta: str | None = None,
+    trials: int | None = None,
+    seed: int | None = None,
+    delta_source: str | None = None,
+) -> RunSpec:
     """A :class:`RunSpec` from a scenario (name or ``.toml`` path; a built-in allocation name is
     accepted too) or a built-in allocation, with optional overrides; everything is validated here,
     before any work (``ValueError`` naming the value and where it came from)."""
@@ -83,8 +90,9 @@ def spec_for(*, scenario: str | None = None, allocation: str | None = None, conv
             scen = load_scenario(scenario)
             name = scen.name
         elif scenario not in BUILTIN_NAMES:
-            raise ValueError(f"unknown scenario or allocation {scenario!r}; built-in allocations: "
-                             f"{', '.join(BUILTIN_NAMES)}")
+            raise ValueError(
+                f"unknown scenario or allocation {scenario!r}; built-in allocations: {', '.join(BUILTIN_NAMES)}"
+            )
     if scen is not None:
         alloc = scen.load_allocation()
         weights = {(g, q): scen.weight(g, q) for g, q, _ in alloc.items()}
@@ -127,8 +135,13 @@ def _fmt_upper(v) -> str:
 
 def _git_commit() -> str | None:
     try:
-        out = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, timeout=10,
-                             cwd=Path(__file__).resolve().parent)
+        out = subprocess.run(
+            ["git", "rev-parse", "HEAD"],
+            capture_output=True,
+            text=True,
+            timeout=10,
+            cwd=Path(__file__).resolve().parent,
+        )
         return out.stdout.strip() or None if out.returncode == 0 else None
     except (OSError, subprocess.SubprocessError):
         return None
@@ -138,9 +151,17 @@ def _quiet(_msg: str) -> None:
     return None
 
 
-def optimize(spec: RunSpec, workdir: str | Path, *, confirm: bool = True, workers: int = 2,
-             scheduler: str | None = None, storage: str | Path | None = None,
-             log: Callable[[str], None] = _quiet, progress: bool = False) -> RunResult:
+def optimize(
+    spec: RunSpec,
+    workdir: str | Path,
+    *,
+    confirm: bool = True,
+    workers: int = 2,
+    scheduler: str | None = None,
+    storage: str | Path | None = None,
+    log: Callable[[str], None] = _quiet,
+    progress: bool = False,
+) -> RunResult:
     """Run the optimizer for ``spec`` (see the module docstring for the stages).
 
     Args:
@@ -168,31 +189,63 @@ def optimize(spec: RunSpec, workdir: str | Path, *, confirm: bool = True, worker
     zshape, zinfo = S.zcdp_optimum(alloc, weights, return_info=True)
     zcal = S.calibrate_shape(zshape, target, hint=float(c_u))
     log(f"stage 2 zCDP optimum: drop {S.variance_drop_percent(zcal.allocation, alloc, weights):.4f}%")
-    res = S.reallocate(alloc, target, weights, n_trials=spec.trials, seed=spec.seed,
-                       storage=storage if storage else out / "optuna.journal",
-                       scenario=spec.name, uniform_c=c_u, zcdp_shape=zshape, log=log)
+    res = S.reallocate(
+        alloc,
+        target,
+        weights,
+        n_trials=spec.trials,
+        seed=spec.seed,
+        storage=storage if storage else out / "optuna.journal",
+        scenario=spec.name,
+        uniform_c=c_u,
+        zcdp_shape=zshape,
+        log=log,
+    )
     optimized, c_opt, d_opt = res.allocation, res.c, res.delta
     confirmed, worst_pair, worst_delta, conf_seconds, n_pairs, recal = False, None, None, None, 0, None
     verified: list[list[int]] = []
     c_u_proxy = c_u
-    uconf = {"uniform_confirmed": False, "uniform_worst_pair": None, "uniform_worst_pair_delta": None,
-             "uniform_confirm_recalibration": None}
+    uconf = {
+        "uniform_confirmed": False,
+        "uniform_worst_pair": None,
+        "uniform_worst_pair_delta": None,
+        "uniform_confirm_recalibration": None,
+    }
     if confirm:
         from optimizer.confirm import confirm as confirm_all
 
         log("confirming the uniform rescale on all pairs …")
-        conf_u = confirm_all(uniform, target, cache_dir=out / "cache-uniform", workers=workers,
-                             label="the uniform rescale", progress=progress, scheduler=scheduler)
+        conf_u = confirm_all(
+            uniform,
+            target,
+            cache_dir=out / "cache-uniform",
+            workers=workers,
+            label="the uniform rescale",
+            progress=progress,
+            scheduler=scheduler,
+        )
         uniform = conf_u.allocation
         c_u = c_u * conf_u.recalibration
-        uconf = {"uniform_confirmed": bool(conf_u.passed), "uniform_worst_pair": list(conf_u.worst_pair),
-                 "uniform_worst_pair_delta": _fmt_upper(conf_u.worst_delta),
-                 "uniform_confirm_recalibration": str(conf_u.recalibration)}
-        log(f"uniform rescale confirmed={conf_u.passed} on {conf_u.n_pairs} pairs; worst {conf_u.worst_pair}; "
-            f"drop {100 * (1 - 1 / float(c_u)):.4f}%")
+        uconf = {
+            "uniform_confirmed": bool(conf_u.passed),
+            "uniform_worst_pair": list(conf_u.worst_pair),
+            "uniform_worst_pair_delta": _fmt_upper(conf_u.worst_delta),
+            "uniform_confirm_recalibration": str(conf_u.recalibration),
+        }
+        log(
+            f"uniform rescale confirmed={conf_u.passed} on {conf_u.n_pairs} pairs; worst {conf_u.worst_pair}; "
+            f"drop {100 * (1 - 1 / float(c_u)):.4f}%"
+        )
         log("confirming the optimized allocation on all pairs …")
-        conf = confirm_all(optimized, target, cache_dir=out / "cache", workers=workers,
-                           label="the optimized allocation", progress=progress, scheduler=scheduler)
+        conf = confirm_all(
+            optimized,
+            target,
+            cache_dir=out / "cache",
+            workers=workers,
+            label="the optimized allocation",
+            progress=progress,
+            scheduler=scheduler,
+        )
         confirmed, worst_pair, n_pairs = conf.passed, list(conf.worst_pair), conf.n_pairs
         worst_delta = _fmt_upper(conf.worst_delta)
         conf_seconds, recal = conf.seconds, str(conf.recalibration)
@@ -205,10 +258,14 @@ def optimize(spec: RunSpec, workdir: str | Path, *, confirm: bool = True, worker
     rows, grows = _tables(alloc, uniform, zcal.allocation, optimized)
     crow, trows = _curves(alloc, optimized, target, conv)
     summary = {
-        "scenario": spec.name, "allocation": alloc.name, "conversion": conv,
-        "target_epsilon": target.epsilon, "target_delta": target.delta,
+        "scenario": spec.name,
+        "allocation": alloc.name,
+        "conversion": conv,
+        "target_epsilon": target.epsilon,
+        "target_delta": target.delta,
         "baseline_total_rho": str(alloc.total_rho),
-        "uniform_c": str(c_u), "uniform_c_float": float(c_u),
+        "uniform_c": str(c_u),
+        "uniform_c_float": float(c_u),
         "uniform_variance_drop_percent": 100 * (1 - 1 / float(c_u)),
         "uniform_proxy_c": str(c_u_proxy),
         "uniform_proxy_variance_drop_percent": 100 * (1 - 1 / float(c_u_proxy)),
@@ -216,21 +273,40 @@ def optimize(spec: RunSpec, workdir: str | Path, *, confirm: bool = True, worker
         "uniform_proxy_delta": _fmt_upper(d_u),
         "zcdp_optimum_variance_drop_percent": drop(zcal.allocation),
         "zcdp_optimum_shape_variance_drop_percent": drop(zshape),
-        "zcdp_optimum_c": str(zcal.c), "zcdp_solver": zinfo,
+        "zcdp_optimum_c": str(zcal.c),
+        "zcdp_solver": zinfo,
         "optimized_variance_drop_percent": drop(optimized),
-        "optimized_c": str(c_opt), "optimized_total_rho": str(optimized.total_rho),
+        "optimized_c": str(c_opt),
+        "optimized_total_rho": str(optimized.total_rho),
         "optimized_proxy_delta": _fmt_upper(d_opt),
-        "confirmed": bool(confirmed), "confirm_skipped": not confirm, "n_pairs_confirmed": n_pairs,
-        "worst_pair": worst_pair, "worst_pair_delta": worst_delta, "confirm_seconds": conf_seconds,
-        "confirm_recalibration": recal, "worst_pairs_recomputed": verified,
+        "confirmed": bool(confirmed),
+        "confirm_skipped": not confirm,
+        "n_pairs_confirmed": n_pairs,
+        "worst_pair": worst_pair,
+        "worst_pair_delta": worst_delta,
+        "confirm_seconds": conf_seconds,
+        "confirm_recalibration": recal,
+        "worst_pairs_recomputed": verified,
         "objective": OBJECTIVE,
         "weights": {f"{g}/{q}": str(v) for (g, q), v in weights.items() if v != 1},
-        "study_name": res.study_name, "trials_run": res.n_trials_run, "trials_total": res.n_trials_total,
-        "best_trial": res.best_trial, "trials_per_minute": res.trials_per_minute,
-        "seed": spec.seed, "config_hash": res.config_hash, "scenario_config": spec.scenario,
-        "tolerances": {"final_tol": S.TOL_FINAL, "final_rtol": S.RTOL_FINAL, "search_tol": S.TOL_SEARCH,
-                       "search_rtol": S.RTOL_SEARCH, "xtol_final": S.XTOL_FINAL, "xtol_search": S.XTOL_SEARCH},
-        "versions": S._versions(), "git_commit": _git_commit(),
+        "study_name": res.study_name,
+        "trials_run": res.n_trials_run,
+        "trials_total": res.n_trials_total,
+        "best_trial": res.best_trial,
+        "trials_per_minute": res.trials_per_minute,
+        "seed": spec.seed,
+        "config_hash": res.config_hash,
+        "scenario_config": spec.scenario,
+        "tolerances": {
+            "final_tol": S.TOL_FINAL,
+            "final_rtol": S.RTOL_FINAL,
+            "search_tol": S.TOL_SEARCH,
+            "search_rtol": S.RTOL_SEARCH,
+            "xtol_final": S.XTOL_FINAL,
+            "xtol_search": S.XTOL_SEARCH,
+        },
+        "versions": S._versions(),
+        "git_commit": _git_commit(),
         "seconds": time.perf_counter() - t_start,
     }
     inputs = P.run_inputs(scenario=spec.scenario, alloc=alloc, target=target, weights=weights)
@@ -243,21 +319,38 @@ def _tables(alloc, uniform, zcdp_opt, optimized) -> tuple[list[dict], list[dict]
     rows = []
     for g, q, r in alloc.items():
         b = float(1 / r)
-        rows.append({"geolevel": g, "query": q, "baseline_rho": str(r), "baseline_sigma2": b,
-                     "uniform_sigma2": float(u_s[(g, q)]), "zcdp_optimum_sigma2": float(z_s[(g, q)]),
-                     "optimized_sigma2": float(o_s[(g, q)]),
-                     "drop_percent_uniform": 100 * (1 - float(u_s[(g, q)]) / b),
-                     "drop_percent_optimized": 100 * (1 - float(o_s[(g, q)]) / b)})
+        rows.append(
+            {
+                "geolevel": g,
+                "query": q,
+                "baseline_rho": str(r),
+                "baseline_sigma2": b,
+                "uniform_sigma2": float(u_s[(g, q)]),
+                "zcdp_optimum_sigma2": float(z_s[(g, q)]),
+                "optimized_sigma2": float(o_s[(g, q)]),
+                "drop_percent_uniform": 100 * (1 - float(u_s[(g, q)]) / b),
+                "drop_percent_optimized": 100 * (1 - float(o_s[(g, q)]) / b),
+            }
+        )
     grows = []
     for lv in alloc.levels:
         sel = [x for x in rows if x["geolevel"] == lv.name]
         sb = sum(x["baseline_sigma2"] for x in sel)
         su, sz, so = (sum(x[k] for x in sel) for k in ("uniform_sigma2", "zcdp_optimum_sigma2", "optimized_sigma2"))
-        grows.append({"geolevel": lv.name, "baseline_rho": str(lv.total),
-                      "optimized_rho": str(optimized.level(lv.name).total),
-                      "baseline_sigma2_sum": sb, "uniform_sigma2_sum": su, "zcdp_optimum_sigma2_sum": sz,
-                      "optimized_sigma2_sum": so, "drop_percent_uniform": 100 * (1 - su / sb),
-                      "drop_percent_zcdp_optimum": 100 * (1 - sz / sb), "drop_percent_optimized": 100 * (1 - so / sb)})
+        grows.append(
+            {
+                "geolevel": lv.name,
+                "baseline_rho": str(lv.total),
+                "optimized_rho": str(optimized.level(lv.name).total),
+                "baseline_sigma2_sum": sb,
+                "uniform_sigma2_sum": su,
+                "zcdp_optimum_sigma2_sum": sz,
+                "optimized_sigma2_sum": so,
+                "drop_percent_uniform": 100 * (1 - su / sb),
+                "drop_percent_zcdp_optimum": 100 * (1 - sz / sb),
+                "drop_percent_optimized": 100 * (1 - so / sb),
+            }
+        )
     return rows, grows
 
 
@@ -271,14 +364,28 @@ def _curves(alloc, optimized, target, conv: str) -> tuple[list[dict], list[dict]
     pb, po = S.proxy_composition(alloc), S.proxy_composition(optimized)
     db = pb.delta_curve(grid, tol=CURVE_TOL, rtol=CURVE_RTOL)
     do = po.delta_curve(grid, tol=CURVE_TOL, rtol=CURVE_RTOL)
-    crow = [{"epsilon": float(Fraction(e)), "epsilon_exact": e,
-             "delta_zcdp_claim": float(S.zcdp_claim_delta(alloc.total_rho, e, conv)),
-             "delta_baseline_exact": float(b.upper), "delta_optimized_exact": float(o.upper)}
-            for e, b, o in zip(grid, db, do)]
+    crow = [
+        {
+            "epsilon": float(Fraction(e)),
+            "epsilon_exact": e,
+            "delta_zcdp_claim": float(S.zcdp_claim_delta(alloc.total_rho, e, conv)),
+            "delta_baseline_exact": float(b.upper),
+            "delta_optimized_exact": float(o.upper),
+        }
+        for e, b, o in zip(grid, db, do)
+    ]
     trows = []
     for label, comp in (("baseline", pb), ("optimized", po)):
         tc = comp.tradeoff_curve(n=TRADEOFF_POINTS)
         for z, a_, b_ in zip(tc.zeta, tc.alpha, tc.beta):
-            trows.append({"curve": label, "zeta": float(z), "alpha": float(a_.value), "beta": float(b_.value),
-                          "alpha_lower": float(a_.lower), "beta_lower": float(b_.lower)})
+            trows.append(
+                {
+                    "curve": label,
+                    "zeta": float(z),
+                    "alpha": float(a_.value),
+                    "beta": float(b_.value),
+                    "alpha_lower": float(a_.lower),
+                    "beta_lower": float(b_.lower),
+                }
+            )
     return crow, trows

@@ -67,10 +67,11 @@ RESULT_DIGITS = 25
 MAX_LISTED_MISSES = 20
 
 NOTE_DHC_PERSONS = "published DHC-persons path patterns (43 paths, arXiv 2606.29835 code release)"
-NOTE_DHC_OTHER = ("real path patterns not published; DHC-persons patterns used "
-                  "(43 patterns of the same 8 DHC geolevels)")
-NOTE_ALL = ("real path patterns not published; conservative superset used: every pattern the "
-            "bypass rule allows (top geolevel present, any subset of the others)")
+NOTE_DHC_OTHER = "real path patterns not published; DHC-persons patterns used (43 patterns of the same 8 DHC geolevels)"
+NOTE_ALL = (
+    "real path patterns not published; conservative superset used: every pattern the "
+    "bypass rule allows (top geolevel present, any subset of the others)"
+)
 
 
 def _read_delta_zcdp() -> tuple[str, ...]:
@@ -334,9 +335,16 @@ def _frac_str(r: Fraction) -> str:
     return f"{r.numerator}/{r.denominator}"
 
 
-def pair_specs(paths: Sequence[Path], eps: Sequence[str], *, tol: float = 1e-35, rtol: float = 1e-20,
-               tradeoff_n: int = 0, tradeoff_tol: float = 1e-25,
-               only: Iterable[tuple[int, int]] | None = None) -> list[PairSpec]:
+def pair_specs(
+    paths: Sequence[Path],
+    eps: Sequence[str],
+    *,
+    tol: float = 1e-35,
+    rtol: float = 1e-20,
+    tradeoff_n: int = 0,
+    tradeoff_tol: float = 1e-25,
+    only: Iterable[tuple[int, int]] | None = None,
+) -> list[PairSpec]:
     """One :class:`PairSpec` per pair i ≤ j of ``paths`` (or only the listed pairs)."""
     from .pairs import pairs as all_pairs
 
@@ -345,9 +353,18 @@ def pair_specs(paths: Sequence[Path], eps: Sequence[str], *, tol: float = 1e-35,
     for a, b in all_pairs(paths):
         if wanted is not None and (a.index, b.index) not in wanted:
             continue
-        out.append(PairSpec(pair=(a.index, b.index), rho_i=tuple(_frac_str(r) for r in a.rho),
-                            rho_j=tuple(_frac_str(r) for r in b.rho), eps=tuple(str(e) for e in eps),
-                            tol=tol, rtol=rtol, tradeoff_n=tradeoff_n, tradeoff_tol=tradeoff_tol))
+        out.append(
+            PairSpec(
+                pair=(a.index, b.index),
+                rho_i=tuple(_frac_str(r) for r in a.rho),
+                rho_j=tuple(_frac_str(r) for r in b.rho),
+                eps=tuple(str(e) for e in eps),
+                tol=tol,
+                rtol=rtol,
+                tradeoff_n=tradeoff_n,
+                tradeoff_tol=tradeoff_tol,
+            )
+        )
     if wanted is not None:
         missing = wanted - {s.pair for s in out}
         if missing:
@@ -439,8 +456,15 @@ def release_profile(
     eps = [str(e).strip() for e in eps]
     if not eps:
         raise ValueError("release_profile: empty ε grid")
-    specs = pair_specs(paths, eps, tol=tol, rtol=rtol, tradeoff_n=tradeoff_n if tradeoff else 0,
-                       tradeoff_tol=tradeoff_tol, only=only_pairs)
+    specs = pair_specs(
+        paths,
+        eps,
+        tol=tol,
+        rtol=rtol,
+        tradeoff_n=tradeoff_n if tradeoff else 0,
+        tradeoff_tol=tradeoff_tol,
+        only=only_pairs,
+    )
     n_all = len(paths) * (len(paths) + 1) // 2
     if limit_pairs is not None:
         if limit_pairs < 1:
@@ -450,15 +474,24 @@ def release_profile(
     # the slowest, so submit them first; results are keyed by pair, so order is irrelevant.
     specs = sorted(specs, key=lambda sp: (len(sp.rho_i) + len(sp.rho_j), sp.pair))
     t0 = time.perf_counter()
-    raw = run_jobs(pair_job, specs, cache_dir, workers=workers, scheduler=scheduler, progress=progress,
-                   label=f"accounting {name} ({len(eps)} ε{', trade-off curves' if tradeoff else ''}): pair")
+    raw = run_jobs(
+        pair_job,
+        specs,
+        cache_dir,
+        workers=workers,
+        scheduler=scheduler,
+        progress=progress,
+        label=f"accounting {name} ({len(eps)} ε{', trade-off curves' if tradeoff else ''}): pair",
+    )
     seconds = time.perf_counter() - t0
     results = {tuple(r["pair"]): r for r in raw}
 
     # tolerance flags per (pair, ε) and per trade-off curve (recomputed from the strings for
     # results cached before the flags existed)
-    met = {k: (r["delta_tolerance_met"] if "delta_tolerance_met" in r else _met_from_strings(r, tol, rtol))
-           for k, r in results.items()}
+    met = {
+        k: (r["delta_tolerance_met"] if "delta_tolerance_met" in r else _met_from_strings(r, tol, rtol))
+        for k, r in results.items()
+    }
     # (a trade-off curve cached without its flag cannot be judged from 25-digit strings: None)
     t_met = {k: r["tradeoff"].get("tolerance_met") for k, r in results.items()} if tradeoff else {}
 
@@ -503,20 +536,34 @@ def release_profile(
         for k in sorted(results):
             r = results[k]
             for pos, e in enumerate(eps):
-                rows.append({"pair_i": k[0], "pair_j": k[1], "eps": e, "delta": r["delta"][pos],
-                             "delta_lower": r["delta_lower"][pos], "delta_upper": r["delta_upper"][pos],
-                             "tolerance_met": "true" if met[k][pos] else "false"})
+                rows.append(
+                    {
+                        "pair_i": k[0],
+                        "pair_j": k[1],
+                        "eps": e,
+                        "delta": r["delta"][pos],
+                        "delta_lower": r["delta_lower"][pos],
+                        "delta_upper": r["delta_upper"][pos],
+                        "tolerance_met": "true" if met[k][pos] else "false",
+                    }
+                )
                 if not met[k][pos]:
-                    misses.append({"pair": list(k), "eps": e, "delta": r["delta"][pos],
-                                   "delta_error": r["delta_error"][pos]})
+                    misses.append(
+                        {"pair": list(k), "eps": e, "delta": r["delta"][pos], "delta_error": r["delta_error"][pos]}
+                    )
         envelope = None
         if tradeoff:
             curves = []
             for r in results.values():
                 t = r["tradeoff"]
                 # safe vertices (α.lower, β.lower) clipped at 0, plus (1, 0), exactly
-                curves.append([(a if not a.startswith("-") else "0", b if not b.startswith("-") else "0")
-                               for a, b in zip(t["alpha_lower"], t["beta_lower"])] + [("1", "0")])
+                curves.append(
+                    [
+                        (a if not a.startswith("-") else "0", b if not b.startswith("-") else "0")
+                        for a, b in zip(t["alpha_lower"], t["beta_lower"])
+                    ]
+                    + [("1", "0")]
+                )
             env = lower_convex_envelope_decimal(curves)
             envelope = [(_dec(x), _dec(y)) for x, y in env]
 
@@ -543,8 +590,10 @@ def release_profile(
         "zcdp_claim_delta_cks": first["zcdp_claim_delta_cks"],
         "seconds": round(seconds, 3),
         "job_seconds_total": round(sum(float(r.get("seconds", 0)) for r in results.values()), 3),
-        "slowest_pairs": [[list(k), round(float(r["seconds"]), 3)] for k, r in
-                          sorted(results.items(), key=lambda kv: -float(kv[1].get("seconds", 0)))[:5]],
+        "slowest_pairs": [
+            [list(k), round(float(r["seconds"]), 3)]
+            for k, r in sorted(results.items(), key=lambda kv: -float(kv[1].get("seconds", 0)))[:5]
+        ],
         "tol": tol,
         "rtol": rtol,
         "tradeoff": bool(tradeoff),
@@ -561,10 +610,12 @@ def release_profile(
         if unknown:  # cached before the flag existed
             summary["tradeoff_tolerance_unknown"] = unknown
     if envelope is not None:
-        summary["tradeoff_envelope"] = {"n_points": len(envelope), "alpha": [a for a, _ in envelope],
-                                        "beta": [b for _, b in envelope],
-                                        "note": "lower convex envelope of the pairs' safe vertices "
-                                                "(α.lower, β.lower): never overclaims privacy"}
+        summary["tradeoff_envelope"] = {
+            "n_points": len(envelope),
+            "alpha": [a for a, _ in envelope],
+            "beta": [b for _, b in envelope],
+            "note": "lower convex envelope of the pairs' safe vertices (α.lower, β.lower): never overclaims privacy",
+        }
     return ReleaseProfile(summary=summary, results=results, rows=rows, envelope=envelope)
 
 
@@ -586,12 +637,26 @@ def write_profile(profile: ReleaseProfile, out_dir: str | os.PathLike, stem: str
     w = csv.DictWriter(buf, fieldnames=CSV_COLUMNS, lineterminator="\n")
     w.writeheader()
     w.writerows(profile.rows)
-    paths = {"pairs_csv": out / f"{stem}_pairs.csv", "worst_csv": out / f"{stem}_worst.csv",
-             "json": out / f"{stem}.json"}
+    paths = {
+        "pairs_csv": out / f"{stem}_pairs.csv",
+        "worst_csv": out / f"{stem}_worst.csv",
+        "json": out / f"{stem}.json",
+    }
     atomic_write_text(paths["pairs_csv"], buf.getvalue())
     buf = io.StringIO()
-    cols = ["eps", "delta_zcdp", "worst_pair", "worst_delta", "worst_delta_error", "certain", "n_candidates",
-            "main_pair_delta", "main_over_worst", "zcdp_claim_delta", "zcdp_claim_delta_cks"]
+    cols = [
+        "eps",
+        "delta_zcdp",
+        "worst_pair",
+        "worst_delta",
+        "worst_delta_error",
+        "certain",
+        "n_candidates",
+        "main_pair_delta",
+        "main_over_worst",
+        "zcdp_claim_delta",
+        "zcdp_claim_delta_cks",
+    ]
     w = csv.DictWriter(buf, fieldnames=cols, lineterminator="\n", extrasaction="ignore")
     w.writeheader()
     for g in profile.summary["grid"]:

@@ -21,16 +21,34 @@ import json
 from pathlib import Path
 from typing import Any, Mapping
 
-__all__ = ["RESULT_FORMAT", "canonical", "check_run", "code_version", "file_code_version", "allocation_digest",
-           "run_inputs", "scenario_run_inputs", "seal"]
+__all__ = [
+    "RESULT_FORMAT",
+    "canonical",
+    "check_run",
+    "code_version",
+    "file_code_version",
+    "allocation_digest",
+    "run_inputs",
+    "scenario_run_inputs",
+    "seal",
+]
 
 #: Format version of ``optimize.json`` (bump when its meaning or fields change).
 RESULT_FORMAT = 2
 
 _ROOT = Path(__file__).resolve().parent.parent
 #: optimizer modules that compute numbers (report/cli/runner/atomic only present or move them)
-_COMPUTE_MODULES = ("allocation.py", "confirm.py", "pairs.py", "pipeline.py", "profile.py", "provenance.py",
-                    "run_result.py", "search.py", "spine.py")
+_COMPUTE_MODULES = (
+    "allocation.py",
+    "confirm.py",
+    "pairs.py",
+    "pipeline.py",
+    "profile.py",
+    "provenance.py",
+    "run_result.py",
+    "search.py",
+    "spine.py",
+)
 
 
 def canonical(obj: Any) -> str:
@@ -85,8 +103,10 @@ def file_code_version(module_file: str | Path | None) -> str:
 
 def allocation_digest(alloc) -> str:
     """sha256 of an allocation's content: run type, geolevels in order, queries with exact ρ."""
-    doc = {"run_type": alloc.run_type,
-           "levels": [[lv.name, [[q, str(r)] for q, r in zip(lv.queries, lv.rho)]] for lv in alloc.levels]}
+    doc = {
+        "run_type": alloc.run_type,
+        "levels": [[lv.name, [[q, str(r)] for q, r in zip(lv.queries, lv.rho)]] for lv in alloc.levels],
+    }
     return _sha(canonical(doc))
 
 
@@ -141,9 +161,11 @@ def _diff(stored: Any, expected: Any, path: str, out: list[str]) -> None:
             _diff(stored.get(k), expected.get(k), f"{path}.{k}" if path else k, out)
         return
     if stored != expected:
+
         def show(v):
             t = "absent" if v is None else (v if isinstance(v, str) else canonical(v))
             return t if len(t) <= 40 else t[:16] + "…"
+
         out.append(f"{path}: run has {show(stored)}, now {show(expected)}")
 
 
@@ -154,8 +176,10 @@ def check_run(doc: Mapping | None, expected: Mapping | None = None) -> list[str]
         return ["not a JSON object"]
     missing = [k for k in ("run_inputs", "run_hash", "checksum") if k not in doc]
     if missing:
-        return [f"no valid run hash ({', '.join(missing)} missing): hand-written, incomplete, or written by an "
-                "older census-plb"]
+        return [
+            f"no valid run hash ({', '.join(missing)} missing): hand-written, incomplete, or written by an "
+            "older census-plb"
+        ]
     if doc.get("checksum") != _checksum(doc):
         return ["its content was changed after it was written (checksum mismatch)"]
     inputs = doc.get("run_inputs")
@@ -191,6 +215,8 @@ def stale_message(run_dir: str | Path, sc, problems: list[str]) -> str:
     shown = "; ".join(problems[:4]) + (f"; … ({len(problems) - 4} more)" if len(problems) > 4 else "")
     src_path = Path(str(sc.source))
     src = sc.name if src_path.parent.name == "scenarios" and src_path.stem == sc.name else str(src_path)
-    return (f"{Path(run_dir) / 'optimize.json'} cannot be used for scenario {sc.name}: {shown}; "
-            f"recompute with `census-plb report --scenario {src} --run-dir {run_dir} --force` "
-            f"(or `census-plb optimize --scenario {src} --out {run_dir}`)")
+    return (
+        f"{Path(run_dir) / 'optimize.json'} cannot be used for scenario {sc.name}: {shown}; "
+        f"recompute with `census-plb report --scenario {src} --run-dir {run_dir} --force` "
+        f"(or `census-plb optimize --scenario {src} --out {run_dir}`)"
+    )

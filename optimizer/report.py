@@ -70,9 +70,20 @@ def default_report_dir(scenario_name: str, publish: bool = False) -> Path:
 
 
 #: every file :func:`build_report` may write (checked for symlinks before any work)
-_REPORT_FILES = ("report.html", "report.md", "fig_eps_delta.png", "fig_tradeoff.png", "fig_geolevel_drop.png",
-                 "fig_query_drop.png", "fig_pairs_heatmap.png", "summary.csv", "per_query.csv", "per_geolevel.csv",
-                 "curves.csv", "tradeoff.csv")
+_REPORT_FILES = (
+    "report.html",
+    "report.md",
+    "fig_eps_delta.png",
+    "fig_tradeoff.png",
+    "fig_geolevel_drop.png",
+    "fig_query_drop.png",
+    "fig_pairs_heatmap.png",
+    "summary.csv",
+    "per_query.csv",
+    "per_geolevel.csv",
+    "curves.csv",
+    "tradeoff.csv",
+)
 
 
 def check_report_outputs(out_dir: str | Path) -> None:
@@ -140,7 +151,7 @@ def fmt_bound(x, n: int = 6, mode: str = "up") -> str:
         if e10 < 0:
             return f"{sign}0.{'0' * (-e10 - 1)}{digits}"
         digits = digits.ljust(e10 + 1, "0")
-        return f"{sign}{digits[:e10 + 1]}.{digits[e10 + 1:] or '0'}"
+        return f"{sign}{digits[: e10 + 1]}.{digits[e10 + 1 :] or '0'}"
     return f"{sign}{digits[0]}.{digits[1:] or '0'}e{e10}"
 
 
@@ -223,8 +234,10 @@ def _uniform_multiplier(allocation, scenario, progress: Progress) -> tuple[Fract
 
 def eps_grid(eps_claim) -> list[str]:
     """ε values of the curves: N_CURVE points over [0.5, 1.25] × the claimed ε (12 digits)."""
-    return [mpmath.nstr(_mpf(eps_claim) * (mpmath.mpf(1) / 2 + mpmath.mpf(3) * k / (4 * (N_CURVE - 1))), 12)
-            for k in range(N_CURVE)]
+    return [
+        mpmath.nstr(_mpf(eps_claim) * (mpmath.mpf(1) / 2 + mpmath.mpf(3) * k / (4 * (N_CURVE - 1))), 12)
+        for k in range(N_CURVE)
+    ]
 
 
 #: above this lattice scale the accountant uses its coarsened-lattice sandwich
@@ -233,21 +246,26 @@ MAX_LATTICE_SCALE = 10**9
 
 
 def compute_accounting(scenario, *, curves: bool = True, progress: Progress = _quiet) -> Accounting:
-    """zCDP claim vs exact accounting of the proxy pair, and the uniform rescale, for a scenario.
-    """
+    """zCDP claim vs exact accounting of the proxy pair, and the uniform rescale, for a scenario."""
     alloc = scenario.load_allocation()
     rho = alloc.total_rho
     delta = scenario.target_delta
-    progress(f"[{scenario.name}] accounting: total rho = {rho}, conversion {scenario.conversion}, delta {scenario.target_delta_text}")
+    progress(
+        f"[{scenario.name}] accounting: total rho = {rho}, conversion {scenario.conversion}, delta {scenario.target_delta_text}"
+    )
     eps_claim = _claim_eps(rho, delta, scenario.conversion)
     base = proxy_pair(alloc)
     if Fraction(base.lattice.scale) > MAX_LATTICE_SCALE:
-        progress(f"  lattice scale {float(base.lattice.scale):.3g}: certified enclosures come from the "
-                 "coarsened-lattice sandwich (wider than 1e-35; shown with their certified error)")
+        progress(
+            f"  lattice scale {float(base.lattice.scale):.3g}: certified enclosures come from the "
+            "coarsened-lattice sandwich (wider than 1e-35; shown with their certified error)"
+        )
     d_exact = base.delta(eps_claim, tol=DELTA_TOL, rtol=DELTA_RTOL)
     e_exact = base.epsilon(delta, tol=EPS_TOL)
-    progress(f"  claimed eps = {fmt(eps_claim, 10)}; exact delta there = {fmt(d_exact.value, 6)}; "
-             f"exact eps at delta = {fmt(e_exact.value, 10)}")
+    progress(
+        f"  claimed eps = {fmt(eps_claim, 10)}; exact delta there = {fmt(d_exact.value, 6)}; "
+        f"exact eps at delta = {fmt(e_exact.value, 10)}"
+    )
     mult, d_uni = _uniform_multiplier(alloc, scenario, progress)
     acc = Accounting(scenario, alloc, rho, eps_claim, delta, d_exact, e_exact, mult, d_uni)
     if curves:
@@ -261,16 +279,18 @@ def compute_accounting(scenario, *, curves: bool = True, progress: Progress = _q
         from optimizer.profile import certified_tolerance_met
 
         for e, b, u in zip(grid, db, du):
-            acc.curves.append({
-                "eps": e,
-                "zcdp_claim_delta": _claim_delta(rho, e, scenario.conversion),
-                "baseline_exact_delta": b.value,
-                "baseline_exact_delta_error": half_width(b),  # exact Fraction
-                "uniform_exact_delta": u.value,
-                "uniform_exact_delta_error": half_width(u),
-                "baseline_tolerance_met": certified_tolerance_met(b, DELTA_TOL, DELTA_RTOL),
-                "uniform_tolerance_met": certified_tolerance_met(u, DELTA_TOL, DELTA_RTOL),
-            })
+            acc.curves.append(
+                {
+                    "eps": e,
+                    "zcdp_claim_delta": _claim_delta(rho, e, scenario.conversion),
+                    "baseline_exact_delta": b.value,
+                    "baseline_exact_delta_error": half_width(b),  # exact Fraction
+                    "uniform_exact_delta": u.value,
+                    "uniform_exact_delta_error": half_width(u),
+                    "baseline_tolerance_met": certified_tolerance_met(b, DELTA_TOL, DELTA_RTOL),
+                    "uniform_tolerance_met": certified_tolerance_met(u, DELTA_TOL, DELTA_RTOL),
+                }
+            )
         acc.tolerance["δ curve, published noise"] = all(c["baseline_tolerance_met"] for c in acc.curves)
         acc.tolerance["δ curve, uniformly reduced noise"] = all(c["uniform_tolerance_met"] for c in acc.curves)
         tb = base.tradeoff_curve(n=N_TRADEOFF)
@@ -278,8 +298,14 @@ def compute_accounting(scenario, *, curves: bool = True, progress: Progress = _q
         acc.tolerance["trade-off curve, published noise"] = _tradeoff_met(tb)
         acc.tolerance["trade-off curve, uniformly reduced noise"] = _tradeoff_met(tu)
         for ab, bb, au, bu in zip(tb.alpha, tb.beta, tu.alpha, tu.beta):
-            acc.tradeoff.append({"baseline_alpha": ab.value, "baseline_beta": bb.value,
-                                 "uniform_alpha": au.value, "uniform_beta": bu.value})
+            acc.tradeoff.append(
+                {
+                    "baseline_alpha": ab.value,
+                    "baseline_beta": bb.value,
+                    "uniform_alpha": au.value,
+                    "uniform_beta": bu.value,
+                }
+            )
     return acc
 
 
@@ -305,8 +331,11 @@ def tolerance_flags(acc: Accounting, run: "RunInputs | None" = None) -> dict[str
     flags.update(acc.tolerance)
     if run is not None and run.pairs and "tolerance_met" in run.pairs[0]:
         bad = sum(1 for r in run.pairs if str(r.get("tolerance_met", "")).strip().lower() in ("false", "no", "0"))
-        flags[f"per-pair δ ({run.pairs_file}; {bad} of {len(run.pairs)} rows missed)" if bad
-              else f"per-pair δ ({run.pairs_file})"] = not bad
+        flags[
+            f"per-pair δ ({run.pairs_file}; {bad} of {len(run.pairs)} rows missed)"
+            if bad
+            else f"per-pair δ ({run.pairs_file})"
+        ] = not bad
     return flags
 
 
@@ -404,18 +433,20 @@ def per_query_table(acc: Accounting, run: RunInputs) -> list[dict]:
         def drop(x):
             return None if x is None else float((1 - _mpf(x) / base) * 100)
 
-        out.append({
-            "geolevel": g,
-            "query": q,
-            "baseline_rho": str(rho),
-            "baseline_sigma2": fmt(s2, 10),
-            "uniform_sigma2": fmt(uni_s2, 10),
-            "zcdp_optimum_sigma2": fmt(zo, 10) if zo is not None else "",
-            "optimized_sigma2": fmt(op, 10) if op is not None else "",
-            "drop_percent_uniform": f"{float((1 - uni_s2 / base) * 100):.4f}",
-            "drop_percent_zcdp_optimum": f"{drop(zo):.4f}" if zo is not None else "",
-            "drop_percent_optimized": f"{drop(op):.4f}" if op is not None else "",
-        })
+        out.append(
+            {
+                "geolevel": g,
+                "query": q,
+                "baseline_rho": str(rho),
+                "baseline_sigma2": fmt(s2, 10),
+                "uniform_sigma2": fmt(uni_s2, 10),
+                "zcdp_optimum_sigma2": fmt(zo, 10) if zo is not None else "",
+                "optimized_sigma2": fmt(op, 10) if op is not None else "",
+                "drop_percent_uniform": f"{float((1 - uni_s2 / base) * 100):.4f}",
+                "drop_percent_zcdp_optimum": f"{drop(zo):.4f}" if zo is not None else "",
+                "drop_percent_optimized": f"{drop(op):.4f}" if op is not None else "",
+            }
+        )
     return out
 
 
@@ -432,24 +463,30 @@ def per_geolevel_table(acc: Accounting, pq: list[dict]) -> list[dict]:
                 return ""
             return f"{float((1 - sum(_mpf(r[col]) for r in rows) / base) * 100):.4f}"
 
-        out.append({
-            "geolevel": g,
-            "n_queries": len(rows),
-            "rho": str(totals[g]),
-            "rho_share_percent": f"{float(totals[g] / acc.total_rho * 100):.4f}",
-            "weight": str(acc.scenario.geolevel_weight(g)),
-            "drop_percent_uniform": drop("uniform_sigma2"),
-            "drop_percent_zcdp_optimum": drop("zcdp_optimum_sigma2"),
-            "drop_percent_optimized": drop("optimized_sigma2"),
-        })
+        out.append(
+            {
+                "geolevel": g,
+                "n_queries": len(rows),
+                "rho": str(totals[g]),
+                "rho_share_percent": f"{float(totals[g] / acc.total_rho * 100):.4f}",
+                "weight": str(acc.scenario.geolevel_weight(g)),
+                "drop_percent_uniform": drop("uniform_sigma2"),
+                "drop_percent_zcdp_optimum": drop("zcdp_optimum_sigma2"),
+                "drop_percent_optimized": drop("optimized_sigma2"),
+            }
+        )
     return out
 
 
 def curves_table(acc: Accounting, run: RunInputs) -> list[dict]:
     rows = []
     for c in acc.curves:
-        rows.append({k: (v if k == "eps" else fmt_bound(v, 3, "up") if k.endswith("_error") else fmt(v, 12))
-                     for k, v in c.items()})
+        rows.append(
+            {
+                k: (v if k == "eps" else fmt_bound(v, 3, "up") if k.endswith("_error") else fmt(v, 12))
+                for k, v in c.items()
+            }
+        )
     return rows
 
 
@@ -526,21 +563,35 @@ def make_figures(acc: Accounting, run: RunInputs, pq: list[dict], pg: list[dict]
         fig = _figure(8, 5)
         ax = fig.add_subplot()
         e = [float(c["eps"]) for c in acc.curves]
-        ax.semilogy(e, [float(c["zcdp_claim_delta"]) for c in acc.curves], "--", color="tab:gray",
-                    label=f"zCDP claim ({conv})")
-        ax.semilogy(e, [float(c["baseline_exact_delta"]) for c in acc.curves], color="tab:blue",
-                    label="exact, published noise (proxy pair)")
-        ax.semilogy(e, [float(c["uniform_exact_delta"]) for c in acc.curves], color="tab:orange",
-                    label="exact, uniformly reduced noise (proxy pair)")
+        ax.semilogy(
+            e, [float(c["zcdp_claim_delta"]) for c in acc.curves], "--", color="tab:gray", label=f"zCDP claim ({conv})"
+        )
+        ax.semilogy(
+            e,
+            [float(c["baseline_exact_delta"]) for c in acc.curves],
+            color="tab:blue",
+            label="exact, published noise (proxy pair)",
+        )
+        ax.semilogy(
+            e,
+            [float(c["uniform_exact_delta"]) for c in acc.curves],
+            color="tab:orange",
+            label="exact, uniformly reduced noise (proxy pair)",
+        )
         opt = _optimized_curve(run)
         if opt:
-            ax.semilogy([p[0] for p in opt], [p[1] for p in opt], color="tab:green",
-                        label="exact, optimized noise (optimizer)")
+            ax.semilogy(
+                [p[0] for p in opt], [p[1] for p in opt], color="tab:green", label="exact, optimized noise (optimizer)"
+            )
         ax.axhline(float(acc.delta_target), color="k", lw=0.8, ls=":")
         ax.axvline(float(acc.eps_claim), color="k", lw=0.8, ls=":")
-        ax.annotate(f"promise: ε = {fmt(acc.eps_claim, 5)}, δ = {sc.target_delta_text}",
-                    (float(acc.eps_claim), float(acc.delta_target)), xytext=(8, 8),
-                    textcoords="offset points", fontsize=9)
+        ax.annotate(
+            f"promise: ε = {fmt(acc.eps_claim, 5)}, δ = {sc.target_delta_text}",
+            (float(acc.eps_claim), float(acc.delta_target)),
+            xytext=(8, 8),
+            textcoords="offset points",
+            fontsize=9,
+        )
         ax.set_xlabel("ε")
         ax.set_ylabel("δ (log scale)")
         ax.set_title(f"{sc.name}: privacy curve — zCDP claim vs exact")
@@ -561,8 +612,11 @@ def make_figures(acc: Accounting, run: RunInputs, pq: list[dict], pg: list[dict]
         opt = [(a, b) for a, b in _optimized_tradeoff(run) if a > 0]
         if opt:
             ax.semilogx([p[0] for p in opt], [p[1] for p in opt], color="tab:green", label="exact, optimized noise")
-        knee = [float(t["baseline_alpha"]) for t in acc.tradeoff
-                if float(t["baseline_alpha"]) > 0 and float(t["baseline_beta"]) < 0.999]
+        knee = [
+            float(t["baseline_alpha"])
+            for t in acc.tradeoff
+            if float(t["baseline_alpha"]) > 0 and float(t["baseline_beta"]) < 0.999
+        ]
         ax.set_xlim(min(max(min(knee, default=1e-30) / 1e3, 1e-40), 1e-3), 1)
         ax.set_ylim(-0.02, 1.02)
         ax.set_xlabel("α: false-alarm rate of the attacker's test (type I error, log scale)")
@@ -572,9 +626,11 @@ def make_figures(acc: Accounting, run: RunInputs, pq: list[dict], pg: list[dict]
         ax.legend(fontsize=9)
         figs["fig_tradeoff.png"] = _png(fig)
     # per-geolevel bars
-    series = [("drop_percent_uniform", "uniform", "tab:orange"),
-              ("drop_percent_zcdp_optimum", "zCDP-optimum shape", "tab:purple"),
-              ("drop_percent_optimized", "optimized", "tab:green")]
+    series = [
+        ("drop_percent_uniform", "uniform", "tab:orange"),
+        ("drop_percent_zcdp_optimum", "zCDP-optimum shape", "tab:purple"),
+        ("drop_percent_optimized", "optimized", "tab:green"),
+    ]
     fig = _figure(8, 4.5)
     ax = fig.add_subplot()
     present = [s for s in series if any(r[s[0]] != "" for r in pg)]
@@ -615,8 +671,9 @@ def make_figures(acc: Accounting, run: RunInputs, pq: list[dict], pg: list[dict]
         fig = _figure(7, 6)
         ax = fig.add_subplot()
         arr = np.ma.masked_invalid(np.array(m, dtype=float))
-        im = ax.imshow(arr, cmap="viridis", origin="upper", interpolation="nearest",
-                       extent=(0.5, len(m) + 0.5, len(m) + 0.5, 0.5))
+        im = ax.imshow(
+            arr, cmap="viridis", origin="upper", interpolation="nearest", extent=(0.5, len(m) + 0.5, len(m) + 0.5, 0.5)
+        )
         fig.colorbar(im, ax=ax, label="log10 δ")
         ax.set_xlabel("path j")
         ax.set_ylabel("path i")
@@ -670,17 +727,37 @@ def provenance(acc: Accounting, run: RunInputs) -> list[tuple[str, str]]:
     if run.directory is None or run.optimize is None:
         rows.append(("mode", "accounting-only (no optimizer output): proxy pair and uniform rescale computed here"))
     o = run.optimize or {}
-    for key in ("seed", "commit", "git_commit", "config hash", "config_hash", "run_hash",
-                "tolerances", "versions", "study_name", "trials_run", "best_trial", "n_pairs_confirmed",
-                "worst_pair", "worst_pair_delta", "target_epsilon", "target_delta", "objective"):
+    for key in (
+        "seed",
+        "commit",
+        "git_commit",
+        "config hash",
+        "config_hash",
+        "run_hash",
+        "tolerances",
+        "versions",
+        "study_name",
+        "trials_run",
+        "best_trial",
+        "n_pairs_confirmed",
+        "worst_pair",
+        "worst_pair_delta",
+        "target_epsilon",
+        "target_delta",
+        "objective",
+    ):
         if key in o:
             v = o[key]
             rows.append((f"optimizer {key}", v if isinstance(v, str) else json.dumps(v, sort_keys=True)))
     if "seed" not in o:
         rows.append(("scenario seed / trials", f"{sc.seed} / {sc.trials}"))
-    rows.append(("accountant tolerances (this report)",
-                 f"delta: abs {DELTA_TOL:g}, rel {DELTA_RTOL:g}; epsilon bisection {EPS_TOL:g}; "
-                 "uniform rescale: optimizer.search.uniform_rescale (exact c, the optimizer's stage 1)"))
+    rows.append(
+        (
+            "accountant tolerances (this report)",
+            f"delta: abs {DELTA_TOL:g}, rel {DELTA_RTOL:g}; epsilon bisection {EPS_TOL:g}; "
+            "uniform rescale: optimizer.search.uniform_rescale (exact c, the optimizer's stage 1)",
+        )
+    )
     rows.append(("code hash (accountant + report)", _code_hash()))
     rows.append(("versions (this report)", ", ".join(f"{k} {v}" for k, v in _versions().items())))
     return rows
@@ -735,7 +812,7 @@ def _summary(acc: Accounting, run: RunInputs) -> dict[str, Any]:
 
 
 def _confirmed(o: dict, key: str) -> str:
-    """"yes" / "no" (checked and failed) / "not checked" (``--no-confirm``) / "" (no run)."""
+    """ "yes" / "no" (checked and failed) / "not checked" (``--no-confirm``) / "" (no run)."""
     if key not in o:
         return ""
     if o.get("confirm_skipped"):
@@ -784,134 +861,245 @@ def _sections(acc: Accounting, run: RunInputs, s: dict, pq, pg) -> list[dict]:
     overshoot = float(acc.delta_exact.value / _mpf(acc.delta_target))
     flags = tolerance_flags(acc, run)
     eps_safe = fmt_bound(acc.eps_exact.value, 15, "up")
-    secs.append({
-        "id": "summary", "title": "In short",
-        "paras": [
-            f"The Census Bureau describes the privacy of {sc.allocation} with a single number ρ = {s['total_rho']} "
-            f"(zero-concentrated differential privacy). Turned into the usual (ε, δ) language with the "
-            f"{s['conversion_label']} formula, this promises ε = {s['claimed_epsilon']} at δ = {s['target_delta']}.",
-            f"The exact calculation shows the promise is kept with room to spare: at that ε the real δ is at most "
-            f"{s['exact_delta_upper_at_claimed_epsilon']} (certified), about {fmt(overshoot, 3)} times the promised δ. "
-            + (f"Keeping the Bureau's own balance between queries and geolevels and scaling every noise "
-               f"variance down by the same factor, "
-               + (f"{s['uniform_variance_drop_percent']} % of the noise variance can go while the same "
-                  f"promise still holds (confirmed on every pair of records)."
-                  if s.get("uniform_confirmed") == "yes" and s.get("uniform_variance_drop_percent") else
-                  f"{s['uniform_variance_drop_percent_proxy']} % of the noise variance can go while the same "
-                  f"promise still holds (for the representative pair of records).")),
-            *([f"Re-balancing the budget between queries as well (the scenario's weighted-variance objective, "
-               f"see section 3) reduces that weighted variance by {s['optimized_variance_drop_percent']} %; this "
-               f"mixes a policy choice (which statistics matter) with the accounting gain, and some geolevels "
-               f"then get more noise than today, so read the per-geolevel table before using it."]
-              if s["optimized_variance_drop_percent"] else []),
-            *([f"{TOLERANCE_MARK}: {s['tolerance_not_met']}. These results are still rigorous enclosures, "
-               "but with fewer certified digits than the accountant was asked for (see section 2)."]
-              if s.get("tolerance_met") == "no" else []),
-        ],
-    })
-    secs.append({
-        "id": "promised", "title": "1. What was promised",
-        "paras": [
-            "Differential privacy bounds how much any one person's record can change what is published. "
-            "ε measures the strength of that bound (smaller is more private) and δ is the small probability "
-            "with which the bound may fail.",
-        ],
-        "table": (["quantity", "value"], [
-            ["total zCDP budget ρ", f"{s['total_rho']} (= {s['total_rho_decimal']})"],
-            ["conversion used for the promise", s["conversion_label"]],
-            ["promised δ", s["target_delta"]],
-            ["promised ε (zCDP claim)", s["claimed_epsilon"]],
-        ]),
-    })
-    secs.append({
-        "id": "guaranteed", "title": "2. What is really guaranteed",
-        "paras": [
-            "The zCDP conversion is a convenient upper bound. The exact privacy curve of the discrete Gaussian "
-            "noise actually used can be computed with certified error bounds (every digit shown is guaranteed "
-            "by interval arithmetic). It is computed here for the proxy pair: two records that each pass "
-            "through every measured geolevel (the full spine with itself, every measurement twice).",
-        ],
-        "table": (["quantity", "value", "certified error"], [
-            ["exact δ at the promised ε", _marked(f"≤ {s['exact_delta_upper_at_claimed_epsilon']}", flags,
-                                                  "exact δ at the promised ε"),
-             f"midpoint {s['exact_delta_at_claimed_epsilon']} ± {s['exact_delta_error']}; "
-             f"true value in [{s['exact_delta_lower_at_claimed_epsilon']}, {s['exact_delta_upper_at_claimed_epsilon']}]"],
-            ["exact δ ÷ promised δ (midpoint)", s["exact_delta_over_target"], ""],
-            ["exact ε at the promised δ (safe side)", _marked(eps_safe, flags, "exact ε at the promised δ"),
-             f"≤ {s['exact_epsilon_error']}: true value in ({s['exact_epsilon_lower']}, {eps_safe}]"
-             if s["exact_epsilon_lower"] != "0" else "exact: ε = 0 already meets the promised δ"],
-            *([[k, TOLERANCE_MARK, "still a rigorous enclosure, wider than requested"]
-               for k, v in flags.items() if not v and k not in ("exact δ at the promised ε", "exact ε at the promised δ")]),
-        ]),
-        "figures": [("fig_eps_delta.png", "Privacy curves: the zCDP claim (dashed) lies far above the exact curve; "
-                     "the dotted lines mark the promise.")],
-    })
+    secs.append(
+        {
+            "id": "summary",
+            "title": "In short",
+            "paras": [
+                f"The Census Bureau describes the privacy of {sc.allocation} with a single number ρ = {s['total_rho']} "
+                f"(zero-concentrated differential privacy). Turned into the usual (ε, δ) language with the "
+                f"{s['conversion_label']} formula, this promises ε = {s['claimed_epsilon']} at δ = {s['target_delta']}.",
+                f"The exact calculation shows the promise is kept with room to spare: at that ε the real δ is at most "
+                f"{s['exact_delta_upper_at_claimed_epsilon']} (certified), about {fmt(overshoot, 3)} times the promised δ. "
+                + (
+                    f"Keeping the Bureau's own balance between queries and geolevels and scaling every noise "
+                    f"variance down by the same factor, "
+                    + (
+                        f"{s['uniform_variance_drop_percent']} % of the noise variance can go while the same "
+                        f"promise still holds (confirmed on every pair of records)."
+                        if s.get("uniform_confirmed") == "yes" and s.get("uniform_variance_drop_percent")
+                        else f"{s['uniform_variance_drop_percent_proxy']} % of the noise variance can go while the same "
+                        f"promise still holds (for the representative pair of records)."
+                    )
+                ),
+                *(
+                    [
+                        f"Re-balancing the budget between queries as well (the scenario's weighted-variance objective, "
+                        f"see section 3) reduces that weighted variance by {s['optimized_variance_drop_percent']} %; this "
+                        f"mixes a policy choice (which statistics matter) with the accounting gain, and some geolevels "
+                        f"then get more noise than today, so read the per-geolevel table before using it."
+                    ]
+                    if s["optimized_variance_drop_percent"]
+                    else []
+                ),
+                *(
+                    [
+                        f"{TOLERANCE_MARK}: {s['tolerance_not_met']}. These results are still rigorous enclosures, "
+                        "but with fewer certified digits than the accountant was asked for (see section 2)."
+                    ]
+                    if s.get("tolerance_met") == "no"
+                    else []
+                ),
+            ],
+        }
+    )
+    secs.append(
+        {
+            "id": "promised",
+            "title": "1. What was promised",
+            "paras": [
+                "Differential privacy bounds how much any one person's record can change what is published. "
+                "ε measures the strength of that bound (smaller is more private) and δ is the small probability "
+                "with which the bound may fail.",
+            ],
+            "table": (
+                ["quantity", "value"],
+                [
+                    ["total zCDP budget ρ", f"{s['total_rho']} (= {s['total_rho_decimal']})"],
+                    ["conversion used for the promise", s["conversion_label"]],
+                    ["promised δ", s["target_delta"]],
+                    ["promised ε (zCDP claim)", s["claimed_epsilon"]],
+                ],
+            ),
+        }
+    )
+    secs.append(
+        {
+            "id": "guaranteed",
+            "title": "2. What is really guaranteed",
+            "paras": [
+                "The zCDP conversion is a convenient upper bound. The exact privacy curve of the discrete Gaussian "
+                "noise actually used can be computed with certified error bounds (every digit shown is guaranteed "
+                "by interval arithmetic). It is computed here for the proxy pair: two records that each pass "
+                "through every measured geolevel (the full spine with itself, every measurement twice).",
+            ],
+            "table": (
+                ["quantity", "value", "certified error"],
+                [
+                    [
+                        "exact δ at the promised ε",
+                        _marked(f"≤ {s['exact_delta_upper_at_claimed_epsilon']}", flags, "exact δ at the promised ε"),
+                        f"midpoint {s['exact_delta_at_claimed_epsilon']} ± {s['exact_delta_error']}; "
+                        f"true value in [{s['exact_delta_lower_at_claimed_epsilon']}, {s['exact_delta_upper_at_claimed_epsilon']}]",
+                    ],
+                    ["exact δ ÷ promised δ (midpoint)", s["exact_delta_over_target"], ""],
+                    [
+                        "exact ε at the promised δ (safe side)",
+                        _marked(eps_safe, flags, "exact ε at the promised δ"),
+                        f"≤ {s['exact_epsilon_error']}: true value in ({s['exact_epsilon_lower']}, {eps_safe}]"
+                        if s["exact_epsilon_lower"] != "0"
+                        else "exact: ε = 0 already meets the promised δ",
+                    ],
+                    *(
+                        [
+                            [k, TOLERANCE_MARK, "still a rigorous enclosure, wider than requested"]
+                            for k, v in flags.items()
+                            if not v and k not in ("exact δ at the promised ε", "exact ε at the promised δ")
+                        ]
+                    ),
+                ],
+            ),
+            "figures": [
+                (
+                    "fig_eps_delta.png",
+                    "Privacy curves: the zCDP claim (dashed) lies far above the exact curve; "
+                    "the dotted lines mark the promise.",
+                )
+            ],
+        }
+    )
     noise_rows = [
-        ["uniform rescale, proxy pair (this report)", _pct(s["uniform_variance_drop_percent_proxy"]),
-         _marked(f"σ² × {fmt(acc.uniform_multiplier, 10)}; exact δ at promised ε then "
-                 f"≤ {s['uniform_exact_delta_upper_at_claimed_epsilon']}", flags, "uniform-rescale δ at the promised ε")],
-        ["uniform rescale (optimizer, all pairs)", _pct(s["uniform_variance_drop_percent"] or None),
-         "not checked over all pairs (--no-confirm)" if s.get("uniform_confirmed") == "not checked" else ""],
+        [
+            "uniform rescale, proxy pair (this report)",
+            _pct(s["uniform_variance_drop_percent_proxy"]),
+            _marked(
+                f"σ² × {fmt(acc.uniform_multiplier, 10)}; exact δ at promised ε then "
+                f"≤ {s['uniform_exact_delta_upper_at_claimed_epsilon']}",
+                flags,
+                "uniform-rescale δ at the promised ε",
+            ),
+        ],
+        [
+            "uniform rescale (optimizer, all pairs)",
+            _pct(s["uniform_variance_drop_percent"] or None),
+            "not checked over all pairs (--no-confirm)" if s.get("uniform_confirmed") == "not checked" else "",
+        ],
         ["zCDP-optimum shape (optimizer)", _pct(s["zcdp_optimum_variance_drop_percent"] or None), ""],
         ["optimized (optimizer)", _pct(s["optimized_variance_drop_percent"] or None), ""],
     ]
     if s["confirmed"]:
-        conf = ("Confirmed: the optimized noise keeps the promise for every one of the neighbouring pairs "
-                f"({_pairs_text(acc, run)}); worst pair {s['worst_pair'] or '—'} with δ = {s['worst_pair_delta'] or '—'}."
-                if s["confirmed"] == "yes" else
-                "Not checked: the optimizer ran without the all-pairs confirmation (--no-confirm), so the optimized "
-                "and uniform drops shown hold for the representative pair only; do not use the optimized allocation "
-                "before `census-plb optimize` confirms it on every pair."
-                if s["confirmed"] == "not checked" else
-                "NOT confirmed: the certified check over all neighbouring pairs failed; do not use the optimized "
-                f"allocation (worst pair {s['worst_pair'] or '—'}, δ = {s['worst_pair_delta'] or '—'}).")
+        conf = (
+            "Confirmed: the optimized noise keeps the promise for every one of the neighbouring pairs "
+            f"({_pairs_text(acc, run)}); worst pair {s['worst_pair'] or '—'} with δ = {s['worst_pair_delta'] or '—'}."
+            if s["confirmed"] == "yes"
+            else "Not checked: the optimizer ran without the all-pairs confirmation (--no-confirm), so the optimized "
+            "and uniform drops shown hold for the representative pair only; do not use the optimized allocation "
+            "before `census-plb optimize` confirms it on every pair."
+            if s["confirmed"] == "not checked"
+            else "NOT confirmed: the certified check over all neighbouring pairs failed; do not use the optimized "
+            f"allocation (worst pair {s['worst_pair'] or '—'}, δ = {s['worst_pair_delta'] or '—'})."
+        )
     else:
-        conf = ("No optimizer output was available, so this report is accounting-only: the variance drop shown is "
-                f"the uniform rescale for the proxy pair, not confirmed over all {_pairs_text(acc, run)}.")
-    secs.append({
-        "id": "noise", "title": "3. How much noise can go",
-        "paras": [
-            "If the exact guarantee is better than promised, less noise suffices for the same promise. "
-            "The variance drop is the share of the noise variance that can be removed while the exact δ at the "
-            "promised ε stays within the promised δ.",
-            conf,
-        ],
-        "table": (["noise allocation", "variance drop", "note"], noise_rows),
-        "figures": [("fig_tradeoff.png", "Trade-off curves: any test of whether one person's record is in the data "
-                     "has false-alarm rate α and miss rate β on or above these curves (higher = more private).")],
-    })
-    pg_rows = [[r["geolevel"], str(r["n_queries"]), fmt(r["rho"], 6), _pct(r["rho_share_percent"], 2), r["weight"],
-                _pct(r["drop_percent_uniform"] or None, 2), _pct(r["drop_percent_zcdp_optimum"] or None, 2),
-                _pct(r["drop_percent_optimized"] or None, 2)] for r in pg]
-    pq_rows = [[r["geolevel"], r["query"], fmt(r["baseline_rho"], 6), fmt(r["baseline_sigma2"], 6),
-                _pct(r["drop_percent_uniform"] or None, 2), _pct(r["drop_percent_zcdp_optimum"] or None, 2),
-                _pct(r["drop_percent_optimized"] or None, 2)] for r in pq]
-    where_figs = [("fig_geolevel_drop.png", "Variance removed per geolevel (summed over its queries)."),
-                  ("fig_query_drop.png", "Variance removed per query.")]
+        conf = (
+            "No optimizer output was available, so this report is accounting-only: the variance drop shown is "
+            f"the uniform rescale for the proxy pair, not confirmed over all {_pairs_text(acc, run)}."
+        )
+    secs.append(
+        {
+            "id": "noise",
+            "title": "3. How much noise can go",
+            "paras": [
+                "If the exact guarantee is better than promised, less noise suffices for the same promise. "
+                "The variance drop is the share of the noise variance that can be removed while the exact δ at the "
+                "promised ε stays within the promised δ.",
+                conf,
+            ],
+            "table": (["noise allocation", "variance drop", "note"], noise_rows),
+            "figures": [
+                (
+                    "fig_tradeoff.png",
+                    "Trade-off curves: any test of whether one person's record is in the data "
+                    "has false-alarm rate α and miss rate β on or above these curves (higher = more private).",
+                )
+            ],
+        }
+    )
+    pg_rows = [
+        [
+            r["geolevel"],
+            str(r["n_queries"]),
+            fmt(r["rho"], 6),
+            _pct(r["rho_share_percent"], 2),
+            r["weight"],
+            _pct(r["drop_percent_uniform"] or None, 2),
+            _pct(r["drop_percent_zcdp_optimum"] or None, 2),
+            _pct(r["drop_percent_optimized"] or None, 2),
+        ]
+        for r in pg
+    ]
+    pq_rows = [
+        [
+            r["geolevel"],
+            r["query"],
+            fmt(r["baseline_rho"], 6),
+            fmt(r["baseline_sigma2"], 6),
+            _pct(r["drop_percent_uniform"] or None, 2),
+            _pct(r["drop_percent_zcdp_optimum"] or None, 2),
+            _pct(r["drop_percent_optimized"] or None, 2),
+        ]
+        for r in pq
+    ]
+    where_figs = [
+        ("fig_geolevel_drop.png", "Variance removed per geolevel (summed over its queries)."),
+        ("fig_query_drop.png", "Variance removed per query."),
+    ]
     paras = ["Where the noise reduction lands: per geolevel (the summed noise variance of its queries) and per query."]
     if run.pairs:
-        where_figs.append(("fig_pairs_heatmap.png", "δ of every pair of spine paths at the ε closest to the promise "
-                           f"(from {run.pairs_file})."))
+        where_figs.append(
+            (
+                "fig_pairs_heatmap.png",
+                f"δ of every pair of spine paths at the ε closest to the promise (from {run.pairs_file}).",
+            )
+        )
     else:
         paras.append("No per-pair results were available, so no worst-pair heat map is shown.")
-    secs.append({
-        "id": "where", "title": "4. Where",
-        "paras": paras,
-        "table": (["geolevel", "queries", "ρ", "share of ρ", "weight", "drop (uniform)", "drop (zCDP-opt.)",
-                   "drop (optimized)"], pg_rows),
-        "table2": (["geolevel", "query", "ρ", "σ² (published)", "drop (uniform)", "drop (zCDP-opt.)",
-                    "drop (optimized)"], pq_rows),
-        "figures": where_figs,
-    })
-    secs.append({
-        "id": "provenance", "title": "5. Method & provenance",
-        "paras": [
-            "Exact accounting: certified lattice quadrature of the privacy-loss distribution of the composed "
-            "discrete Gaussians (Su, Su & Wang, arXiv 2606.29835), implemented in the census-plb accountant with "
-            "outward-rounded interval arithmetic. Per-query noise σ² = 1/ρ (Census convention).",
-        ],
-        "table": (["item", "value"], [[k, v] for k, v in provenance(acc, run)]),
-    })
+    secs.append(
+        {
+            "id": "where",
+            "title": "4. Where",
+            "paras": paras,
+            "table": (
+                [
+                    "geolevel",
+                    "queries",
+                    "ρ",
+                    "share of ρ",
+                    "weight",
+                    "drop (uniform)",
+                    "drop (zCDP-opt.)",
+                    "drop (optimized)",
+                ],
+                pg_rows,
+            ),
+            "table2": (
+                ["geolevel", "query", "ρ", "σ² (published)", "drop (uniform)", "drop (zCDP-opt.)", "drop (optimized)"],
+                pq_rows,
+            ),
+            "figures": where_figs,
+        }
+    )
+    secs.append(
+        {
+            "id": "provenance",
+            "title": "5. Method & provenance",
+            "paras": [
+                "Exact accounting: certified lattice quadrature of the privacy-loss distribution of the composed "
+                "discrete Gaussians (Su, Su & Wang, arXiv 2606.29835), implemented in the census-plb accountant with "
+                "outward-rounded interval arithmetic. Per-query noise σ² = 1/ρ (Census convention).",
+            ],
+            "table": (["item", "value"], [[k, v] for k, v in provenance(acc, run)]),
+        }
+    )
     return secs
 
 
@@ -929,8 +1117,17 @@ details{margin:1em 0}
 
 def render_html(title: str, secs: list[dict], figs: dict[str, bytes]) -> str:
     e = html.escape
-    out = ["<!DOCTYPE html>", '<html lang="en">', "<head>", '<meta charset="utf-8">',
-           f"<title>{e(title)}</title>", f"<style>{_CSS}</style>", "</head>", "<body>", f"<h1>{e(title)}</h1>"]
+    out = [
+        "<!DOCTYPE html>",
+        '<html lang="en">',
+        "<head>",
+        '<meta charset="utf-8">',
+        f"<title>{e(title)}</title>",
+        f"<style>{_CSS}</style>",
+        "</head>",
+        "<body>",
+        f"<h1>{e(title)}</h1>",
+    ]
 
     def table(spec):
         head, rows = spec
@@ -950,8 +1147,10 @@ def render_html(title: str, secs: list[dict], figs: dict[str, bytes]) -> str:
         for name, cap in s.get("figures", []):
             if name in figs:
                 b64 = base64.b64encode(figs[name]).decode("ascii")
-                out.append(f'<figure><img alt="{e(cap)}" src="data:image/png;base64,{b64}">'
-                           f"<figcaption>{e(cap)}</figcaption></figure>")
+                out.append(
+                    f'<figure><img alt="{e(cap)}" src="data:image/png;base64,{b64}">'
+                    f"<figcaption>{e(cap)}</figcaption></figure>"
+                )
         if "table2" in s:
             out.append("<details open><summary>Per query</summary>")
             out.append(table(s["table2"]))
@@ -1007,8 +1206,14 @@ def _write_csv(path: Path, rows: list[dict], columns: Sequence[str] | None = Non
     atomic_write_text(path, buf.getvalue())
 
 
-def build_report(scenario, run_dir: str | Path | None = None, out_dir: str | Path | None = None, *,
-                 accounting: Accounting | None = None, progress: Progress = _quiet) -> dict[str, Path]:
+def build_report(
+    scenario,
+    run_dir: str | Path | None = None,
+    out_dir: str | Path | None = None,
+    *,
+    accounting: Accounting | None = None,
+    progress: Progress = _quiet,
+) -> dict[str, Path]:
     """Write the report of ``scenario`` (a name, path or :class:`scenarios.loader.Scenario`).
 
     Args:
@@ -1036,8 +1241,10 @@ def build_report(scenario, run_dir: str | Path | None = None, out_dir: str | Pat
         if problems:  # never show results made for other inputs, by other code, or edited
             raise StaleRunError(stale_message(run_dir, sc, problems))
     acc = accounting if accounting is not None else compute_accounting(sc, progress=progress)
-    progress(f"[{sc.name}] writing report to {out}/"
-             + (" (with optimizer output)" if run.optimize is not None else " (accounting-only)"))
+    progress(
+        f"[{sc.name}] writing report to {out}/"
+        + (" (with optimizer output)" if run.optimize is not None else " (accounting-only)")
+    )
     pq = per_query_table(acc, run)
     pg = per_geolevel_table(acc, pq)
     figs = make_figures(acc, run, pq, pg)
@@ -1067,21 +1274,33 @@ def build_report(scenario, run_dir: str | Path | None = None, out_dir: str | Pat
 
 # ====================================================================== scenario comparison
 COMPARISON_COLUMNS = (
-    "scenario", "allocation", "conversion", "total_rho", "total_rho_decimal", "target_delta", "claimed_epsilon",
-    "exact_epsilon_at_target_delta", "exact_delta_at_claimed_epsilon", "exact_delta_error",
-    "uniform_variance_drop_percent_proxy", "optimized_variance_drop_percent", "confirmed",
-    "exact_delta_upper_at_claimed_epsilon", "tolerance_met",
+    "scenario",
+    "allocation",
+    "conversion",
+    "total_rho",
+    "total_rho_decimal",
+    "target_delta",
+    "claimed_epsilon",
+    "exact_epsilon_at_target_delta",
+    "exact_delta_at_claimed_epsilon",
+    "exact_delta_error",
+    "uniform_variance_drop_percent_proxy",
+    "optimized_variance_drop_percent",
+    "confirmed",
+    "exact_delta_upper_at_claimed_epsilon",
+    "tolerance_met",
 )
 
 
-def compare_scenarios(names: Iterable[str] | None = None, runs_root: str | Path = "runs", *,
-                      progress: Progress = _quiet) -> list[dict]:
+def compare_scenarios(
+    names: Iterable[str] | None = None, runs_root: str | Path = "runs", *, progress: Progress = _quiet
+) -> list[dict]:
     """One row per scenario: total ρ, claimed ε, δ target, exact ε at δ and δ at ε (proxy pair),
     uniform variance drop, optimized drop (when ``<runs_root>/<scenario>/optimize.json`` exists)."""
     from scenarios.loader import list_scenarios, load_scenario
 
     rows = []
-    for name in (list(names) if names is not None else list_scenarios()):
+    for name in list(names) if names is not None else list_scenarios():
         sc = load_scenario(name)
         acc = compute_accounting(sc, curves=False, progress=progress)
         run = read_run(Path(runs_root) / sc.name)
@@ -1106,19 +1325,46 @@ def write_comparison(rows: list[dict], out_dir: str | Path | None = None) -> tup
     check_writable(csv_path)
     check_writable(md_path)
     _write_csv(csv_path, rows, COMPARISON_COLUMNS)
-    head = ["scenario", "total ρ", "conversion", "δ target", "claimed ε (zCDP)", "exact ε at δ (safe side)",
-            "exact δ at claimed ε (certified upper bound)", "uniform drop (proxy pair)", "optimized drop", "confirmed"]
-    lines = ["# Scenario comparison: zCDP claim vs exact accounting", "",
-             "Exact values are certified, for the proxy pair (full spine with itself). "
-             "Optimized drop: from runs/<scenario>/optimize.json when present.", "",
-             "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    head = [
+        "scenario",
+        "total ρ",
+        "conversion",
+        "δ target",
+        "claimed ε (zCDP)",
+        "exact ε at δ (safe side)",
+        "exact δ at claimed ε (certified upper bound)",
+        "uniform drop (proxy pair)",
+        "optimized drop",
+        "confirmed",
+    ]
+    lines = [
+        "# Scenario comparison: zCDP claim vs exact accounting",
+        "",
+        "Exact values are certified, for the proxy pair (full spine with itself). "
+        "Optimized drop: from runs/<scenario>/optimize.json when present.",
+        "",
+        "| " + " | ".join(head) + " |",
+        "|" + "---|" * len(head),
+    ]
     for r in rows:
-        lines.append("| " + " | ".join([
-            r["scenario"], r["total_rho_decimal"], r["conversion"], r["target_delta"], fmt(r["claimed_epsilon"], 8),
-            fmt_bound(r["exact_epsilon_at_target_delta"], 8, "up"),
-            f"≤ {fmt_bound(r.get('exact_delta_upper_at_claimed_epsilon'), 6, 'up')}"
-            + (f" ({TOLERANCE_MARK})" if r.get("tolerance_met") == "no" else ""),
-            _pct(r["uniform_variance_drop_percent_proxy"] or None, 2), _pct(r["optimized_variance_drop_percent"] or None, 2),
-            r["confirmed"] or "—"]) + " |")
+        lines.append(
+            "| "
+            + " | ".join(
+                [
+                    r["scenario"],
+                    r["total_rho_decimal"],
+                    r["conversion"],
+                    r["target_delta"],
+                    fmt(r["claimed_epsilon"], 8),
+                    fmt_bound(r["exact_epsilon_at_target_delta"], 8, "up"),
+                    f"≤ {fmt_bound(r.get('exact_delta_upper_at_claimed_epsilon'), 6, 'up')}"
+                    + (f" ({TOLERANCE_MARK})" if r.get("tolerance_met") == "no" else ""),
+                    _pct(r["uniform_variance_drop_percent_proxy"] or None, 2),
+                    _pct(r["optimized_variance_drop_percent"] or None, 2),
+                    r["confirmed"] or "—",
+                ]
+            )
+            + " |"
+        )
     atomic_write_text(md_path, "\n".join(lines) + "\n")
     return csv_path, md_path

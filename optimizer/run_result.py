@@ -34,8 +34,12 @@ from optimizer.atomic import atomic_write_text, check_writable
 __all__ = ["RUN_FILES", "TABLE_FILES", "RunResult"]
 
 #: the CSV tables of a run, in the order they are written: (file name, RunResult attribute)
-TABLE_FILES = (("per_query.csv", "per_query"), ("per_geolevel.csv", "per_geolevel"), ("curves.csv", "curves"),
-               ("tradeoff.csv", "tradeoff"))
+TABLE_FILES = (
+    ("per_query.csv", "per_query"),
+    ("per_geolevel.csv", "per_geolevel"),
+    ("curves.csv", "curves"),
+    ("tradeoff.csv", "tradeoff"),
+)
 #: every file of a run directory (the summary is written last)
 RUN_FILES = tuple(n for n, _ in TABLE_FILES) + ("allocation_optimized.toml", "optimize.json")
 
@@ -128,9 +132,11 @@ class RunResult:
         try:
             summary = json.loads(opt.read_text(encoding="utf-8"))
         except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-            raise ValueError(f"{opt}: not a complete optimizer output ({type(exc).__name__}: {exc}); "
-                             "the run was interrupted or the file damaged: rerun census-plb optimize "
-                             "(or report --force)") from None
+            raise ValueError(
+                f"{opt}: not a complete optimizer output ({type(exc).__name__}: {exc}); "
+                "the run was interrupted or the file damaged: rerun census-plb optimize "
+                "(or report --force)"
+            ) from None
         if not isinstance(summary, dict):
             raise ValueError(f"{opt}: expected a JSON object, got {type(summary).__name__}")
         res = cls(summary, directory=d, inputs=summary.get("run_inputs"))

@@ -76,8 +76,9 @@ def _result_format(fn: Callable) -> int:
 def _checksum(payload: dict) -> str:
     """sha256 of a cache payload's canonical JSON (without its ``checksum`` field)."""
     body = {k: v for k, v in payload.items() if k != "checksum"}
-    return hashlib.sha256(json.dumps(body, sort_keys=True, separators=(",", ":"),
-                                     ensure_ascii=False).encode("utf-8")).hexdigest()
+    return hashlib.sha256(
+        json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+    ).hexdigest()
 
 
 class JobError(RuntimeError):
@@ -220,19 +221,30 @@ def _read_cached(path: Path, jid: str, fn_name: str, code: str = "", rformat: in
         return "missing", None
     try:
         payload = json.loads(path.read_text(encoding="utf-8"))
-        if not isinstance(payload, dict) or payload.get("job_id") != jid or payload.get("fn") != fn_name \
-                or "result" not in payload:
+        if (
+            not isinstance(payload, dict)
+            or payload.get("job_id") != jid
+            or payload.get("fn") != fn_name
+            or "result" not in payload
+        ):
             raise ValueError("id, function or result field does not match")
     except (ValueError, OSError) as exc:
-        warnings.warn(f"run_jobs: ignoring unreadable cache file {path} ({exc}); the job will be recomputed",
-                      stacklevel=3)
+        warnings.warn(
+            f"run_jobs: ignoring unreadable cache file {path} ({exc}); the job will be recomputed", stacklevel=3
+        )
         return "unreadable", None
-    if payload.get("format") != _FORMAT or payload.get("code_version") != code \
-            or payload.get("result_format") != rformat:
+    if (
+        payload.get("format") != _FORMAT
+        or payload.get("code_version") != code
+        or payload.get("result_format") != rformat
+    ):
         return "stale", None
     if payload.get("checksum") != _checksum(payload):
-        warnings.warn(f"run_jobs: cache file {path} was changed after it was written (checksum mismatch); "
-                      "the job will be recomputed", stacklevel=3)
+        warnings.warn(
+            f"run_jobs: cache file {path} was changed after it was written (checksum mismatch); "
+            "the job will be recomputed",
+            stacklevel=3,
+        )
         return "edited", None
     return "hit", _decode(payload["result"])
 
@@ -376,8 +388,11 @@ def run_jobs(
             results[jid] = value
         stale += status == "stale"
     if stale:
-        warnings.warn(f"run_jobs: {stale} cached result(s) in {cache} were computed by other code or in an older "
-                      f"result format; recomputing them", stacklevel=2)
+        warnings.warn(
+            f"run_jobs: {stale} cached result(s) in {cache} were computed by other code or in an older "
+            f"result format; recomputing them",
+            stacklevel=2,
+        )
     pending = [jid for jid in unique if jid not in results]
 
     bar = _progress(progress, len(unique), len(results), label or fn.__qualname__)
@@ -388,8 +403,16 @@ def run_jobs(
             encoded = _encode(result, "result")
         except ValueError as exc:
             raise JobError(jid, unique[jid], f"returned a value that cannot be cached: {exc}") from None
-        payload = {"format": _FORMAT, "job_id": jid, "fn": name, "spec": _canon(unique[jid], "spec"),
-                   "result": encoded, "elapsed_seconds": elapsed, "code_version": code, "result_format": rformat}
+        payload = {
+            "format": _FORMAT,
+            "job_id": jid,
+            "fn": name,
+            "spec": _canon(unique[jid], "spec"),
+            "result": encoded,
+            "elapsed_seconds": elapsed,
+            "code_version": code,
+            "result_format": rformat,
+        }
         payload["checksum"] = _checksum(payload)
         atomic_write_json(cache / f"{jid}.json", payload)
         results[jid] = _decode(encoded)
@@ -447,8 +470,9 @@ ORPHAN_POLL_SECONDS = 1.0
 def _run_pool(fn, unique, pending, n_workers, finish) -> None:
     ctx = multiprocessing.get_context("spawn")
     first_error: BaseException | None = None
-    with ProcessPoolExecutor(max_workers=n_workers, mp_context=ctx, initializer=_exit_with_parent,
-                             initargs=(os.getpid(),)) as pool:
+    with ProcessPoolExecutor(
+        max_workers=n_workers, mp_context=ctx, initializer=_exit_with_parent, initargs=(os.getpid(),)
+    ) as pool:
         futures = {pool.submit(_timed_call, fn, unique[jid]): jid for jid in pending}
         remaining = set(futures)
         try:
@@ -481,8 +505,10 @@ def _run_pool(fn, unique, pending, n_workers, finish) -> None:
         raise first_error
 
 
-_THREADS_FIX = ("start every worker with one thread (`dask worker ADDRESS --nthreads 1 --nworkers N`, or "
-                "LocalCluster(threads_per_worker=1, processes=True))")
+_THREADS_FIX = (
+    "start every worker with one thread (`dask worker ADDRESS --nthreads 1 --nworkers N`, or "
+    "LocalCluster(threads_per_worker=1, processes=True))"
+)
 
 
 def _worker_threads(client) -> dict[str, int]:
@@ -513,14 +539,18 @@ def check_dask_workers(client) -> None:
     threads = _worker_threads(client)
     for addr, n in sorted(threads.items()):
         if n > 1:
-            raise ValueError(f"run_jobs: Dask worker {addr} runs {n} threads, but the accountant's precision "
-                             f"(flint ctx.prec, mpmath mp.prec) is process-global and threads would race; "
-                             f"{_THREADS_FIX}")
+            raise ValueError(
+                f"run_jobs: Dask worker {addr} runs {n} threads, but the accountant's precision "
+                f"(flint ctx.prec, mpmath mp.prec) is process-global and threads would race; "
+                f"{_THREADS_FIX}"
+            )
     inproc = sorted(a for a in threads if a.startswith("inproc://"))
     if len(inproc) > 1:
-        raise ValueError(f"run_jobs: {len(inproc)} in-process Dask workers ({', '.join(inproc)}) share one process, "
-                         f"and the accountant's precision (flint ctx.prec, mpmath mp.prec) is process-global; "
-                         f"use worker processes: {_THREADS_FIX}")
+        raise ValueError(
+            f"run_jobs: {len(inproc)} in-process Dask workers ({', '.join(inproc)}) share one process, "
+            f"and the accountant's precision (flint ctx.prec, mpmath mp.prec) is process-global; "
+            f"use worker processes: {_THREADS_FIX}"
+        )
 
 
 def _dask_call(fn: Callable, spec: Any) -> tuple[Any, float]:
@@ -534,8 +564,9 @@ def _dask_call(fn: Callable, spec: Any) -> tuple[Any, float]:
     except (ImportError, ValueError):  # not on a worker (e.g. a test calling it directly)
         n = 1
     if n > 1:
-        raise RuntimeError(f"this Dask worker runs {n} threads; the accountant's precision is process-global; "
-                           f"{_THREADS_FIX}")
+        raise RuntimeError(
+            f"this Dask worker runs {n} threads; the accountant's precision is process-global; {_THREADS_FIX}"
+        )
     return _timed_call(fn, spec)
 
 
@@ -554,10 +585,14 @@ def check_scheduler_address(address: str | None, where: str = "--scheduler") -> 
     if not sep:
         scheme, rest = "tcp", a
     if scheme == "inproc":
-        raise ValueError(f"{where} {a}: an inproc:// scheduler exists only inside its own Python process; start one "
-                         f"with `dask scheduler` and give its tcp://HOST:PORT address")
+        raise ValueError(
+            f"{where} {a}: an inproc:// scheduler exists only inside its own Python process; start one "
+            f"with `dask scheduler` and give its tcp://HOST:PORT address"
+        )
     if scheme not in SCHEDULER_SCHEMES or ":" not in rest or not rest.rsplit(":", 1)[1].isdigit():
-        raise ValueError(f"{where} {a}: not a Dask scheduler address (expected tcp://HOST:PORT, e.g. tcp://127.0.0.1:8786)")
+        raise ValueError(
+            f"{where} {a}: not a Dask scheduler address (expected tcp://HOST:PORT, e.g. tcp://127.0.0.1:8786)"
+        )
     return a
 
 

@@ -256,8 +256,10 @@ def _weights(alloc: Allocation, weights: Mapping[tuple[str, str], Any] | None) -
                 with localcontext() as ctx:
                     ctx.prec = 3
                     shown = Decimal(Fraction(raw).numerator) / Decimal(Fraction(raw).denominator)
-                raise ValueError(f"weights: ({g!r}, {q!r}) = {shown} is > 0 but {'over' if w else 'under'}flows "
-                                 f"to {w} in the objective (double precision); use weights in [1e-100, 1e100]")
+                raise ValueError(
+                    f"weights: ({g!r}, {q!r}) = {shown} is > 0 but {'over' if w else 'under'}flows "
+                    f"to {w} in the objective (double precision); use weights in [1e-100, 1e100]"
+                )
             raise ValueError(f"weights: ({g!r}, {q!r}) must be > 0, got {raw!r}")
         out[(g, q)] = w
     extra = set(weights) - set(out)
@@ -379,7 +381,10 @@ def calibrate_shape(
     t0 = time.perf_counter()
     rhos = _full_path_rho(shape)
     c, d, n = _calibrate_rhos(
-        rhos, target, hint=hint or 1.0, slope=slope,
+        rhos,
+        target,
+        hint=hint or 1.0,
+        slope=slope,
         xtol=XTOL_FINAL if final else XTOL_SEARCH,
         tol=TOL_FINAL if final else TOL_SEARCH,
         rtol=RTOL_FINAL if final else RTOL_SEARCH,
@@ -444,11 +449,14 @@ def zcdp_optimum(
         warnings.simplefilter("ignore", UserWarning)
         prob.solve(solver=cp.CLARABEL, tol_gap_abs=1e-10, tol_gap_rel=1e-10, tol_feas=1e-10)
     if prob.status == cp.OPTIMAL_INACCURATE:
-        warnings.warn(SolverWarning(
-            "the convex solver (cvxpy/Clarabel) stopped at OPTIMAL_INACCURATE on the zCDP-optimum shape; "
-            "that shape is only a starting point: it is quantised, calibrated by the exact accountant and "
-            "confirmed on all pairs like every other allocation, so no reported guarantee depends on it"),
-            stacklevel=2)
+        warnings.warn(
+            SolverWarning(
+                "the convex solver (cvxpy/Clarabel) stopped at OPTIMAL_INACCURATE on the zCDP-optimum shape; "
+                "that shape is only a starting point: it is quantised, calibrated by the exact accountant and "
+                "confirmed on all pairs like every other allocation, so no reported guarantee depends on it"
+            ),
+            stacklevel=2,
+        )
     elif prob.status != cp.OPTIMAL:
         raise RuntimeError(f"zcdp_optimum: convex solver (cvxpy/Clarabel) status {prob.status}")
     xs = np.maximum(np.asarray(x.value, dtype=float), lo)
@@ -459,13 +467,18 @@ def zcdp_optimum(
     if s > total:  # exact guard (floors keep this from happening unless the floor binds)
         rhos = [r * total / s for r in rhos]
     out = _apply(alloc, rhos)
-    out = Allocation(out.levels, alloc.name, _note(alloc.provenance, "zCDP-optimum shape (cvxpy/Clarabel)"),
-                     alloc.run_type)
+    out = Allocation(
+        out.levels, alloc.name, _note(alloc.provenance, "zCDP-optimum shape (cvxpy/Clarabel)"), alloc.run_type
+    )
     if return_info:
         import cvxpy
 
-        return out, {"solver": "CLARABEL", "status": prob.status, "cvxpy": cvxpy.__version__,
-                     "solver_objective": float(prob.value) * float(max(w.values())) / scale}
+        return out, {
+            "solver": "CLARABEL",
+            "status": prob.status,
+            "cvxpy": cvxpy.__version__,
+            "solver_objective": float(prob.value) * float(max(w.values())) / scale,
+        }
     return out
 
 
@@ -474,9 +487,9 @@ def zcdp_optimum(
 class SearchResult:
     """Outcome of :func:`reallocate`."""
 
-    allocation: Allocation          # calibrated, certified best allocation
-    c: Fraction                     # calibration factor of the best shape
-    delta: Any                      # certified proxy δ(target ε) of ``allocation``
+    allocation: Allocation  # calibrated, certified best allocation
+    c: Fraction  # calibration factor of the best shape
+    delta: Any  # certified proxy δ(target ε) of ``allocation``
     objective: float
     baseline_objective: float
     study_name: str
@@ -602,8 +615,9 @@ def study_lock(journal: str | Path):
     try:
         import fcntl
     except ImportError:  # not POSIX: no advisory locks; run unlocked, say so
-        warnings.warn(f"study_lock: no fcntl on this platform; {journal} is not protected against concurrent runs",
-                      stacklevel=3)
+        warnings.warn(
+            f"study_lock: no fcntl on this platform; {journal} is not protected against concurrent runs", stacklevel=3
+        )
         yield None
         return
     path = Path(str(journal) + ".run.lock")  # not ".lock": Optuna's JournalFileBackend uses that itself
@@ -621,7 +635,8 @@ def study_lock(journal: str | Path):
             raise StudyLockedError(
                 f"optuna study journal {journal} is in use by pid {owner.get('pid', '?')} on "
                 f"{owner.get('host', '?')} (since {owner.get('started', '?')}); another `census-plb optimize` is "
-                f"running trials on this study: wait for it to finish, or give another --storage / --out") from None
+                f"running trials on this study: wait for it to finish, or give another --storage / --out"
+            ) from None
         try:
             same = os.fstat(fd).st_ino == os.stat(path).st_ino  # not unlinked by a finishing owner meanwhile
         except FileNotFoundError:
@@ -631,8 +646,12 @@ def study_lock(journal: str | Path):
         os.close(fd)
     try:
         os.ftruncate(fd, 0)
-        os.write(fd, json.dumps({"pid": os.getpid(), "host": socket.gethostname(),
-                                 "started": time.strftime("%Y-%m-%dT%H:%M:%S%z")}).encode())
+        os.write(
+            fd,
+            json.dumps(
+                {"pid": os.getpid(), "host": socket.gethostname(), "started": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
+            ).encode(),
+        )
         os.fsync(fd)
         yield path
     finally:
@@ -652,13 +671,22 @@ def _resume_seed(seed: int, n_trials_before: int) -> int:
     return int(digest[:8], 16)
 
 
-def reallocate(alloc: Allocation, target: Target, weights: Mapping[tuple[str, str], Any] | None = None,
-               n_trials: int = 30, seed: int = 0, storage: Any = None, *, scenario: str | None = None,
-               **kw) -> SearchResult:
+def reallocate(
+    alloc: Allocation,
+    target: Target,
+    weights: Mapping[tuple[str, str], Any] | None = None,
+    n_trials: int = 30,
+    seed: int = 0,
+    storage: Any = None,
+    *,
+    scenario: str | None = None,
+    **kw,
+) -> SearchResult:
     journal = _journal_path(storage, scenario)
     with study_lock(journal) if journal is not None else contextlib.nullcontext():
-        return _reallocate(alloc, target, weights, n_trials, seed, storage, scenario=scenario,
-                           exclusive=journal is not None, **kw)
+        return _reallocate(
+            alloc, target, weights, n_trials, seed, storage, scenario=scenario, exclusive=journal is not None, **kw
+        )
 
 
 def _reallocate(
@@ -717,8 +745,12 @@ def _reallocate(
     center = zcdp_shape
     seed_params = _shape_params(center, alloc)
     bound = float(bound)
-    chash = config_hash(alloc, target, w, {"bound": bound, "seed": seed, "center": "zcdp-optimum",
-                                          "shape_denominator": SHAPE_DENOMINATOR})
+    chash = config_hash(
+        alloc,
+        target,
+        w,
+        {"bound": bound, "seed": seed, "center": "zcdp-optimum", "shape_denominator": SHAPE_DENOMINATOR},
+    )
     name = f"{scenario or alloc.name}-{chash[:12]}"
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     study = optuna.create_study(
@@ -754,8 +786,10 @@ def _reallocate(
         study.set_user_attr("bound", bound)
         study.set_user_attr("objective", "sum_q w_q / rho_q (weighted variance, sigma_q^2 = 1/rho_q)")
         study.enqueue_trial({n: 0.0 for n in distributions}, user_attrs={"seed_shape": "zcdp-optimum"})
-        study.enqueue_trial({n: min(max(seed_params[n], -bound), bound) for n in distributions},
-                            user_attrs={"seed_shape": "baseline (clipped to the bounds)"})
+        study.enqueue_trial(
+            {n: min(max(seed_params[n], -bound), bound) for n in distributions},
+            user_attrs={"seed_shape": "baseline (clipped to the bounds)"},
+        )
     slope = 30.0
     hint_total = float(uniform_c)
     evals = 0
@@ -766,8 +800,9 @@ def _reallocate(
         shape = _shape_from_params(center, trial.params)
         ratio = float(alloc.total_rho / shape.total_rho)
         rhos = _full_path_rho(shape)
-        c, d, n_eval = _calibrate_rhos(rhos, target, hint=hint_total * ratio, slope=slope, xtol=XTOL_SEARCH,
-                                       tol=TOL_SEARCH, rtol=RTOL_SEARCH)
+        c, d, n_eval = _calibrate_rhos(
+            rhos, target, hint=hint_total * ratio, slope=slope, xtol=XTOL_SEARCH, tol=TOL_SEARCH, rtol=RTOL_SEARCH
+        )
         evals += n_eval
         value = math.fsum(w[(g, q)] / float(r * c) for (g, q, r) in shape.items())
         trial.set_user_attr("c", str(c))
@@ -776,26 +811,41 @@ def _reallocate(
         study.tell(trial, value)
         if progress:
             best = study.best_value
-            say(f"trial {trial.number:4d}: variance drop {100 * (1 - value / base_obj):9.5f}%  "
+            say(
+                f"trial {trial.number:4d}: variance drop {100 * (1 - value / base_obj):9.5f}%  "
                 f"(best {100 * (1 - best / base_obj):9.5f}%)  c={float(c):.10f}  {n_eval} δ evals  "
-                f"{time.perf_counter() - t0:6.2f} s")
+                f"{time.perf_counter() - t0:6.2f} s"
+            )
     t_trials = time.perf_counter() - t_trials
     best = study.best_trial
     best_shape = _shape_from_params(center, best.params)
     hint = float(Fraction(best.user_attrs["c"])) if "c" in best.user_attrs else hint_total
     cal = calibrate_shape(best_shape, target, hint=hint, slope=slope, final=True)
-    final = Allocation(cal.allocation.levels, alloc.name,
-                       _note(alloc.provenance, f"optuna study {name}, trial {best.number}; calibrated x {cal.c}"),
-                       alloc.run_type)
+    final = Allocation(
+        cal.allocation.levels,
+        alloc.name,
+        _note(alloc.provenance, f"optuna study {name}, trial {best.number}; calibrated x {cal.c}"),
+        alloc.run_type,
+    )
     n_done = len([t for t in study.trials if t.state == optuna.trial.TrialState.COMPLETE])
     return SearchResult(
-        allocation=final, c=cal.c, delta=cal.delta, objective=objective(final, w), baseline_objective=base_obj,
-        study_name=name, n_trials_total=n_done, n_trials_run=n_trials, best_trial=best.number,
-        best_params=dict(best.params), config_hash=chash, seconds=time.perf_counter() - t_start,
+        allocation=final,
+        c=cal.c,
+        delta=cal.delta,
+        objective=objective(final, w),
+        baseline_objective=base_obj,
+        study_name=name,
+        n_trials_total=n_done,
+        n_trials_run=n_trials,
+        best_trial=best.number,
+        best_params=dict(best.params),
+        config_hash=chash,
+        seconds=time.perf_counter() - t_start,
         trials_per_minute=(60.0 * n_trials / t_trials) if n_trials and t_trials > 0 else float("nan"),
         seconds_per_trial=(t_trials / n_trials) if n_trials else float("nan"),
         evaluations_per_trial=(evals / n_trials) if n_trials else float("nan"),
-        bound=bound, info={"best_seed_shape": best.user_attrs.get("seed_shape")},
+        bound=bound,
+        info={"best_seed_shape": best.user_attrs.get("seed_shape")},
     )
 
 

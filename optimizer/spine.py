@@ -163,9 +163,13 @@ def _dhc_persons_patterns() -> tuple[Pattern, ...]:
         try:
             index = int(row["path"])
         except (TypeError, ValueError):
-            raise ValueError(f"{_TOTALS_FILE}, line {line}, field 'path': not an integer: {row.get('path')!r}") from None
+            raise ValueError(
+                f"{_TOTALS_FILE}, line {line}, field 'path': not an integer: {row.get('path')!r}"
+            ) from None
         if index != len(patterns) + 1:
-            raise ValueError(f"{_TOTALS_FILE}, line {line}, field 'path': expected path {len(patterns) + 1}, got {index}")
+            raise ValueError(
+                f"{_TOTALS_FILE}, line {line}, field 'path': expected path {len(patterns) + 1}, got {index}"
+            )
         present = []
         for g in levels:
             try:

@@ -139,14 +139,18 @@ class Scenario:
     def _check_weights(self, alloc) -> None:
         for g, _ in self.geolevel_weights:
             if g not in alloc.geolevels:
-                raise ScenarioError(self.source, None, f"weights.geolevel.{g}",
-                                    f"unknown geolevel for allocation '{self.allocation}' "
-                                    f"(known: {', '.join(alloc.geolevels)})")
+                raise ScenarioError(
+                    self.source,
+                    None,
+                    f"weights.geolevel.{g}",
+                    f"unknown geolevel for allocation '{self.allocation}' (known: {', '.join(alloc.geolevels)})",
+                )
         queries = {q for _, q, _ in alloc.items()}
         for q, _ in self.query_weights:
             if q not in queries:
-                raise ScenarioError(self.source, None, f"weights.query.{q}",
-                                    f"unknown query for allocation '{self.allocation}'")
+                raise ScenarioError(
+                    self.source, None, f"weights.query.{q}", f"unknown query for allocation '{self.allocation}'"
+                )
 
     def as_dict(self) -> dict:
         """JSON-ready view (exact numbers as strings)."""
@@ -174,8 +178,7 @@ def _line_of(lines: list[str], key: str, section: str | None = None) -> int | No
             lo = starts[0]
             nxt = [i for i, ln in enumerate(lines) if i > lo and re.match(r"\s*\[", ln)]
             hi = nxt[0] if nxt else len(lines)
-    pat = re.compile(r"(^|[{,\s])(\"" + re.escape(key) + r"\"|'" + re.escape(key) + r"'|"
-                     + re.escape(key) + r")\s*=")
+    pat = re.compile(r"(^|[{,\s])(\"" + re.escape(key) + r"\"|'" + re.escape(key) + r"'|" + re.escape(key) + r")\s*=")
     for i in range(lo, hi):
         code = lines[i].split("#", 1)[0] if '"' not in lines[i] else lines[i]
         if pat.search(code):
@@ -190,8 +193,9 @@ def _line_of(lines: list[str], key: str, section: str | None = None) -> int | No
 def _fraction(raw, source: str, line, key: str, *, positive: bool = True) -> Fraction:
     if isinstance(raw, bool) or not isinstance(raw, (str, int)):
         kind = "a float" if isinstance(raw, float) else type(raw).__name__
-        raise ScenarioError(source, line, key,
-                            f"must be an exact fraction string such as \"10\" or \"1/3\", got {kind} {raw!r}")
+        raise ScenarioError(
+            source, line, key, f'must be an exact fraction string such as "10" or "1/3", got {kind} {raw!r}'
+        )
     if isinstance(raw, str) and not _FRACTION_RE.match(raw):
         raise ScenarioError(source, line, key, f"not an exact fraction/decimal string: {raw!r}")
     try:
@@ -206,9 +210,14 @@ def _fraction(raw, source: str, line, key: str, *, positive: bool = True) -> Fra
 def check_target_delta(delta: Fraction, raw, source: str, line: int | None, key: str) -> None:
     """Refuse a target δ below :data:`TARGET_DELTA_MIN` (one line naming the value and the range)."""
     if not TARGET_DELTA_MIN <= delta < 1:
-        raise ScenarioError(source, line, key, f"target delta {raw} is outside the supported range [1e-100, 1): "
-                                               "exact delta(eps) is computed to full precision only far above the "
-                                               "accountant's floor of ~1e-300")
+        raise ScenarioError(
+            source,
+            line,
+            key,
+            f"target delta {raw} is outside the supported range [1e-100, 1): "
+            "exact delta(eps) is computed to full precision only far above the "
+            "accountant's floor of ~1e-300",
+        )
 
 
 def parse_scenario(text: str, source: str = "<text>", *, expect_name: str | None = None) -> Scenario:
@@ -221,8 +230,9 @@ def parse_scenario(text: str, source: str = "<text>", *, expect_name: str | None
         raise ScenarioError(source, int(m.group(1)) if m else None, None, f"invalid TOML: {exc}") from None
     for key in doc:
         if key not in _TOP_KEYS:
-            raise ScenarioError(source, _line_of(lines, key), key,
-                                f"unknown key; allowed keys are {', '.join(_TOP_KEYS)}")
+            raise ScenarioError(
+                source, _line_of(lines, key), key, f"unknown key; allowed keys are {', '.join(_TOP_KEYS)}"
+            )
     for key in _REQUIRED:
         if key not in doc:
             raise ScenarioError(source, None, key, "required key is missing")
@@ -231,15 +241,24 @@ def parse_scenario(text: str, source: str = "<text>", *, expect_name: str | None
             raise ScenarioError(source, _line_of(lines, key), key, f"must be a non-empty string, got {doc[key]!r}")
     name = doc["name"].strip()
     if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*", name):
-        raise ScenarioError(source, _line_of(lines, "name"), "name",
-                            f"use letters, digits, '.', '_' and '-' only (it names output folders), got {name!r}")
+        raise ScenarioError(
+            source,
+            _line_of(lines, "name"),
+            "name",
+            f"use letters, digits, '.', '_' and '-' only (it names output folders), got {name!r}",
+        )
     if expect_name is not None and name != expect_name:
-        raise ScenarioError(source, _line_of(lines, "name"), "name",
-                            f"must match the file name '{expect_name}', got {name!r}")
+        raise ScenarioError(
+            source, _line_of(lines, "name"), "name", f"must match the file name '{expect_name}', got {name!r}"
+        )
     conversion = doc["conversion"].strip().lower()
     if conversion not in CONVERSIONS:
-        raise ScenarioError(source, _line_of(lines, "conversion"), "conversion",
-                            f"unknown conversion {doc['conversion']!r}; expected one of {', '.join(CONVERSIONS)}")
+        raise ScenarioError(
+            source,
+            _line_of(lines, "conversion"),
+            "conversion",
+            f"unknown conversion {doc['conversion']!r}; expected one of {', '.join(CONVERSIONS)}",
+        )
     dline = _line_of(lines, "target_delta")
     delta = _fraction(doc["target_delta"], source, dline, "target_delta")
     if not delta < 1:
@@ -257,19 +276,28 @@ def parse_scenario(text: str, source: str = "<text>", *, expect_name: str | None
     parsed: dict[str, tuple[tuple[str, Fraction], ...]] = {}
     for wkey, table in weights.items():
         if wkey not in _WEIGHT_KEYS:
-            raise ScenarioError(source, _line_of(lines, wkey, "weights"), f"weights.{wkey}",
-                                f"unknown key; allowed keys are {', '.join(_WEIGHT_KEYS)}")
+            raise ScenarioError(
+                source,
+                _line_of(lines, wkey, "weights"),
+                f"weights.{wkey}",
+                f"unknown key; allowed keys are {', '.join(_WEIGHT_KEYS)}",
+            )
         if not isinstance(table, dict):
-            raise ScenarioError(source, _line_of(lines, wkey, "weights"), f"weights.{wkey}",
-                                "must be a table of name = \"weight\"")
+            raise ScenarioError(
+                source, _line_of(lines, wkey, "weights"), f"weights.{wkey}", 'must be a table of name = "weight"'
+            )
         items = []
         for k, raw in table.items():
             wline, wfield = _line_of(lines, k, "weights"), f"weights.{wkey}.{k}"
             w = _fraction(raw, source, wline, wfield)
             if not WEIGHT_MIN <= w <= WEIGHT_MAX:
-                raise ScenarioError(source, wline, wfield,
-                                    f"weight {raw!r} is > 0 but outside the supported range [1e-100, 1e100] (the "
-                                    "optimizer's objective sum of w * sigma^2 is evaluated in double precision)")
+                raise ScenarioError(
+                    source,
+                    wline,
+                    wfield,
+                    f"weight {raw!r} is > 0 but outside the supported range [1e-100, 1e100] (the "
+                    "optimizer's objective sum of w * sigma^2 is evaluated in double precision)",
+                )
             items.append((k, w))
         parsed[wkey] = tuple(sorted(items))
     return Scenario(
@@ -304,8 +332,9 @@ def load_scenario(name_or_path: str | Path) -> Scenario:
     else:
         path = SCENARIO_DIR / f"{name_or_path}.toml"
         if not path.is_file():
-            raise ScenarioError(str(name_or_path), None, None,
-                                f"unknown scenario; known: {', '.join(list_scenarios())}")
+            raise ScenarioError(
+                str(name_or_path), None, None, f"unknown scenario; known: {', '.join(list_scenarios())}"
+            )
         expect = path.stem
     data = path.read_bytes()
     try:
@@ -315,8 +344,12 @@ def load_scenario(name_or_path: str | Path) -> Scenario:
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise ScenarioError(shown, data.count(b"\n", 0, exc.start) + 1, None,
-                            f"not UTF-8 text (byte 0x{data[exc.start]:02x}); a scenario file must be UTF-8 TOML") from None
+        raise ScenarioError(
+            shown,
+            data.count(b"\n", 0, exc.start) + 1,
+            None,
+            f"not UTF-8 text (byte 0x{data[exc.start]:02x}); a scenario file must be UTF-8 TOML",
+        ) from None
     return parse_scenario(text, shown, expect_name=expect)
 
 

@@ -3,6 +3,7 @@
 A 10⁵-row file used to take ~2 minutes (a per-row ``tuple.index`` lookup in the declared-column
 check made loading quadratic).
 """
+
 import time
 from fractions import Fraction
 

@@ -20,7 +20,14 @@ def test_peers_on_single_component(tmp_path, monkeypatch):
     df = pd.read_csv(paths["csv"])
     assert list(df.columns) == peers.COLUMNS
     methods = set(df.method)
-    assert {"census-plb", "dp_accounting PLD", "dp_accounting RDP", "prv_accountant", "zCDP CKS", "GDP surrogate"} <= methods
+    assert {
+        "census-plb",
+        "dp_accounting PLD",
+        "dp_accounting RDP",
+        "prv_accountant",
+        "zCDP CKS",
+        "GDP surrogate",
+    } <= methods
     assert set(df.target) == {f"delta @ eps(delta~{d})" for d in peers.DELTA_TARGETS} | {"eps @ delta=1e-10"}
     timed = df[df.wall_s.notna()]
     assert (timed.wall_s > 0).all() and (timed.time_ratio > 0).all()

@@ -10,14 +10,28 @@ from bench import baseline as B
 
 
 def _tiny():
-    return Composition([DiscreteGaussian.from_rho("73/10000"), DiscreteGaussian.from_rho("146/10000"), DiscreteGaussian.from_rho("2920/10000")])
+    return Composition(
+        [
+            DiscreteGaussian.from_rho("73/10000"),
+            DiscreteGaussian.from_rho("146/10000"),
+            DiscreteGaussian.from_rho("2920/10000"),
+        ]
+    )
 
 
 def test_bench_accountant_runs_on_tiny_composition(tmp_path):
     comp = _tiny()
     eps = bench.eps_zcdp_strings(comp.rho, ["1e-1", "1e-5", "1e-10"])
-    res = bench.run(comp=comp, eps_list=eps, repeats=1, n_tradeoff=11, baseline_sample_nodes=1, theta_max_seconds=1.0,
-                    tiny_check=False, log=lambda *a: None)
+    res = bench.run(
+        comp=comp,
+        eps_list=eps,
+        repeats=1,
+        n_tradeoff=11,
+        baseline_sample_nodes=1,
+        theta_max_seconds=1.0,
+        tiny_check=False,
+        log=lambda *a: None,
+    )
     paths = bench.write_outputs(res, tmp_path)
     df = pd.read_csv(paths["csv"])
     assert list(df.columns) == bench.MAIN_COLUMNS

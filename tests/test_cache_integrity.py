@@ -95,10 +95,21 @@ def test_old_format_pair_job_entry_gets_tolerance_met(tmp_path):
     target = S.target_from_allocation(alloc)
     spec = _pair_specs(alloc, target, [(13, 13)])[0]
     jid = job_id(spec, pair_delta_job)
-    (tmp_path / f"{jid}.json").write_text(json.dumps({
-        "format": 1, "job_id": jid, "fn": "optimizer.confirm.pair_delta_job", "spec": runner._canon(spec, "spec"),
-        "result": {"lower": {"__fraction__": "1/10000000000000000"}, "upper": {"__fraction__": "1/1000000000000000"}},
-        "elapsed_seconds": 0.1}))
+    (tmp_path / f"{jid}.json").write_text(
+        json.dumps(
+            {
+                "format": 1,
+                "job_id": jid,
+                "fn": "optimizer.confirm.pair_delta_job",
+                "spec": runner._canon(spec, "spec"),
+                "result": {
+                    "lower": {"__fraction__": "1/10000000000000000"},
+                    "upper": {"__fraction__": "1/1000000000000000"},
+                },
+                "elapsed_seconds": 0.1,
+            }
+        )
+    )
     with pytest.warns(UserWarning, match="recomputing"):
         (r,) = run_jobs(pair_delta_job, [spec], tmp_path, workers=1, progress=False)
     assert r["tolerance_met"] is True and r["upper"] != F(1, 10**15)

@@ -1,4 +1,5 @@
 """The thin CLI over the accountant: output, JSON contract, and one-line errors."""
+
 import json
 
 from optimizer.cli import main

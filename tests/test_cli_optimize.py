@@ -6,8 +6,17 @@ import json
 
 from optimizer.cli import main
 
-KEYS = ("target_epsilon", "target_delta", "uniform_variance_drop_percent", "optimized_variance_drop_percent",
-        "zcdp_optimum_variance_drop_percent", "confirmed", "worst_pair", "worst_pair_delta", "seconds")
+KEYS = (
+    "target_epsilon",
+    "target_delta",
+    "uniform_variance_drop_percent",
+    "optimized_variance_drop_percent",
+    "zcdp_optimum_variance_drop_percent",
+    "confirmed",
+    "worst_pair",
+    "worst_pair_delta",
+    "seconds",
+)
 
 
 def test_optimize_json_contract_and_resume(tmp_path, capsys):

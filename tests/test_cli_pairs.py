@@ -1,4 +1,5 @@
 """`census-plb pairs`: JSON contract on a few pairs, one-line errors."""
+
 import json
 
 import mpmath
@@ -9,12 +10,35 @@ EPS_1E10 = "26.340588852722324353781974500154992685"
 
 
 def test_pairs_json_contract(capsys, tmp_path):
-    argv = ["pairs", "--allocation", "dhc-persons", "--eps", f"{EPS_1E10},20", "--json", "--limit-pairs", "3",
-            "--cache", str(tmp_path / "cache"), "--out", str(tmp_path / "out"), "--no-progress"]
+    argv = [
+        "pairs",
+        "--allocation",
+        "dhc-persons",
+        "--eps",
+        f"{EPS_1E10},20",
+        "--json",
+        "--limit-pairs",
+        "3",
+        "--cache",
+        str(tmp_path / "cache"),
+        "--out",
+        str(tmp_path / "out"),
+        "--no-progress",
+    ]
     assert main(argv) == 0
     out = json.loads(capsys.readouterr().out)
-    for key in ("n_pairs", "worst_pair", "worst_delta", "worst_delta_error", "main_pair_delta", "seconds",
-                "certain", "candidates", "zcdp_claim_delta", "note"):
+    for key in (
+        "n_pairs",
+        "worst_pair",
+        "worst_delta",
+        "worst_delta_error",
+        "main_pair_delta",
+        "seconds",
+        "certain",
+        "candidates",
+        "zcdp_claim_delta",
+        "note",
+    ):
         assert key in out, key
     assert out["n_pairs"] == 3 and out["n_pairs_all"] == 946 and out["complete"] is False
     assert "PARTIAL" in out["note"] and "published DHC-persons" in out["note"]
@@ -32,8 +56,24 @@ def test_pairs_json_contract(capsys, tmp_path):
 
 
 def test_pairs_main_pair_and_deltas(capsys, tmp_path):
-    assert main(["pairs", "--allocation", "dhc-persons", "--deltas", "1e-10", "--pair", "13,13", "--json",
-                 "--cache", str(tmp_path), "--no-progress"]) == 0
+    assert (
+        main(
+            [
+                "pairs",
+                "--allocation",
+                "dhc-persons",
+                "--deltas",
+                "1e-10",
+                "--pair",
+                "13,13",
+                "--json",
+                "--cache",
+                str(tmp_path),
+                "--no-progress",
+            ]
+        )
+        == 0
+    )
     out = json.loads(capsys.readouterr().out)
     assert out["worst_pair"] == [13, 13] and out["main_pair_delta"] == out["worst_delta"]
     assert out["eps"].startswith(EPS_1E10[:36]) and out["grid"][0]["delta_zcdp"] == "1e-10"
@@ -42,8 +82,23 @@ def test_pairs_main_pair_and_deltas(capsys, tmp_path):
 
 
 def test_pairs_text_output(capsys, tmp_path):
-    assert main(["pairs", "--allocation", "dhc-persons", "--eps", "20", "--pair", "1,1",
-                 "--cache", str(tmp_path), "--no-progress"]) == 0
+    assert (
+        main(
+            [
+                "pairs",
+                "--allocation",
+                "dhc-persons",
+                "--eps",
+                "20",
+                "--pair",
+                "1,1",
+                "--cache",
+                str(tmp_path),
+                "--no-progress",
+            ]
+        )
+        == 0
+    )
     text = capsys.readouterr().out
     assert "1 of 946 pairs" in text and "1-1" in text
 

@@ -1,4 +1,5 @@
 """Exact directed decimal formatting of pair-job bounds (optimizer.profile._decimal)."""
+
 from fractions import Fraction
 
 import mpmath

@@ -44,8 +44,9 @@ def test_non_utf8_allocation_names_file_and_line(tmp_path, capsys):
         Allocation.from_csv(p)
     msg = str(err.value)
     assert str(p) in msg and "line 3" in msg and "UTF-8" in msg
-    err_line = _one_line_error(capsys, ["pairs", "--allocation", str(p), "--eps", "1", "--cache",
-                                        str(tmp_path / "cache")])
+    err_line = _one_line_error(
+        capsys, ["pairs", "--allocation", str(p), "--eps", "1", "--cache", str(tmp_path / "cache")]
+    )
     assert str(p) in err_line and "line 3" in err_line
     assert not (tmp_path / "cache").exists()
 
@@ -71,8 +72,7 @@ def test_rho_at_the_range_ends_is_accepted(tmp_path):
 
 def test_toml_rho_out_of_range_names_line_and_field(tmp_path):
     p = tmp_path / "a.toml"
-    p.write_text('run_type = "custom"\n[[geolevel]]\nname = "US"\n[geolevel.queries]\ntotal = "1/10"\n'
-                 'age = "1e-400"\n')
+    p.write_text('run_type = "custom"\n[[geolevel]]\nname = "US"\n[geolevel.queries]\ntotal = "1/10"\nage = "1e-400"\n')
     with pytest.raises(AllocationError) as err:
         Allocation.from_toml(p)
     msg = str(err.value)
@@ -81,8 +81,10 @@ def test_toml_rho_out_of_range_names_line_and_field(tmp_path):
 
 def test_duplicate_geolevel_tables_are_refused(tmp_path):
     p = tmp_path / "dup.toml"
-    p.write_text('run_type = "custom"\n[[geolevel]]\nname = "US"\nqueries = { total = "1/10" }\n'
-                 '[[geolevel]]\nname = "US"\nqueries = { age = "1/10" }\n')
+    p.write_text(
+        'run_type = "custom"\n[[geolevel]]\nname = "US"\nqueries = { total = "1/10" }\n'
+        '[[geolevel]]\nname = "US"\nqueries = { age = "1/10" }\n'
+    )
     with pytest.raises(AllocationError) as err:
         Allocation.from_toml(p)
     msg = str(err.value)
@@ -102,8 +104,9 @@ def test_arbitrary_file_is_not_echoed(tmp_path, capsys):
     # a scenario pointing at such a file: same one-line error naming it
     sc = tmp_path / "s.toml"
     sc.write_text(SCENARIO.format(delta="1e-10", extra="").replace('"dhc-persons"', f'"{p}"'))
-    err_line = _one_line_error(capsys, ["report", "--scenario", str(sc), "--skip-optimize", "--quiet",
-                                        "--out", str(tmp_path / "out")])
+    err_line = _one_line_error(
+        capsys, ["report", "--scenario", str(sc), "--skip-optimize", "--quiet", "--out", str(tmp_path / "out")]
+    )
     assert "not an allocation CSV" in err_line and secret[:60] not in err_line
     assert not (tmp_path / "out").exists()
 
@@ -117,26 +120,30 @@ def test_binary_file_is_not_an_allocation(tmp_path):
 
 
 # ====================================================================== pairs options
-@pytest.mark.parametrize("argv,names", [
-    (["--eps", "nan"], ("--eps", "nan")),
-    (["--eps", "inf"], ("--eps", "inf")),
-    (["--eps=-1"], ("--eps", "-1")),
-    (["--eps", "1e400"], ("--eps", "1e400")),
-    (["--eps", "1,abc"], ("--eps", "abc")),
-    (["--eps", "1", "--tol", "0"], ("--tol", "0")),
-    (["--eps", "1", "--tol", "nan"], ("--tol", "nan")),
-    (["--eps", "1", "--tradeoff", "--tradeoff-points", "0"], ("--tradeoff-points", "0")),
-    (["--eps", "1", "--tradeoff", "--tradeoff-points", "1"], ("--tradeoff-points", "1")),
-    (["--deltas", "abc"], ("--deltas", "abc")),
-    (["--deltas", "0"], ("--deltas", "0")),
-    (["--deltas", "1.5"], ("--deltas", "1.5")),
-    (["--eps", "1", "--workers", "0"], ("--workers", "0")),
-])
+@pytest.mark.parametrize(
+    "argv,names",
+    [
+        (["--eps", "nan"], ("--eps", "nan")),
+        (["--eps", "inf"], ("--eps", "inf")),
+        (["--eps=-1"], ("--eps", "-1")),
+        (["--eps", "1e400"], ("--eps", "1e400")),
+        (["--eps", "1,abc"], ("--eps", "abc")),
+        (["--eps", "1", "--tol", "0"], ("--tol", "0")),
+        (["--eps", "1", "--tol", "nan"], ("--tol", "nan")),
+        (["--eps", "1", "--tradeoff", "--tradeoff-points", "0"], ("--tradeoff-points", "0")),
+        (["--eps", "1", "--tradeoff", "--tradeoff-points", "1"], ("--tradeoff-points", "1")),
+        (["--deltas", "abc"], ("--deltas", "abc")),
+        (["--deltas", "0"], ("--deltas", "0")),
+        (["--deltas", "1.5"], ("--deltas", "1.5")),
+        (["--eps", "1", "--workers", "0"], ("--workers", "0")),
+    ],
+)
 def test_pairs_refuses_bad_options_before_any_job(tmp_path, capsys, argv, names):
     cache = tmp_path / "cache"
     t0 = time.perf_counter()
-    err = _one_line_error(capsys, ["pairs", "--allocation", "pl94-units", "--pair", "1,1", "--no-progress",
-                                   "--cache", str(cache), *argv])
+    err = _one_line_error(
+        capsys, ["pairs", "--allocation", "pl94-units", "--pair", "1,1", "--no-progress", "--cache", str(cache), *argv]
+    )
     assert time.perf_counter() - t0 < 10
     for n in names:
         assert n in err, err
@@ -147,8 +154,9 @@ def test_pairs_refuses_bad_options_before_any_job(tmp_path, capsys, argv, names)
 # ====================================================================== optimize options
 def test_optimize_trials_0_on_a_new_study_is_refused(tmp_path, capsys):
     out = tmp_path / "run"
-    err = _one_line_error(capsys, ["optimize", "--allocation", "pl94-units", "--trials", "0", "--no-confirm",
-                                   "--out", str(out)])
+    err = _one_line_error(
+        capsys, ["optimize", "--allocation", "pl94-units", "--trials", "0", "--no-confirm", "--out", str(out)]
+    )
     assert "--trials 0" in err and "no existing study" in err
     assert not (out / "optuna.journal").exists() and "stage 1" not in err
 
@@ -156,8 +164,9 @@ def test_optimize_trials_0_on_a_new_study_is_refused(tmp_path, capsys):
 def test_optimize_workers_0_is_refused_before_the_trials(tmp_path, capsys):
     out = tmp_path / "run"
     t0 = time.perf_counter()
-    err = _one_line_error(capsys, ["optimize", "--allocation", "pl94-units", "--trials", "1", "--workers", "0",
-                                   "--out", str(out)])
+    err = _one_line_error(
+        capsys, ["optimize", "--allocation", "pl94-units", "--trials", "1", "--workers", "0", "--out", str(out)]
+    )
     assert time.perf_counter() - t0 < 10
     assert "--workers" in err and "0" in err
     assert not (out / "optuna.journal").exists()
@@ -210,16 +219,23 @@ def test_tiny_weight_is_parsed_exactly_and_the_message_is_right():
 def test_scenario_weight_out_of_range_is_refused_at_load(tmp_path, capsys):
     sc = tmp_path / "s.toml"
     sc.write_text(SCENARIO.format(delta="1e-10", extra='[weights]\ngeolevel = { Block = "1e-400" }'))
-    err = _one_line_error(capsys, ["optimize", "--scenario", str(sc), "--trials", "1", "--no-confirm",
-                                   "--out", str(tmp_path / "run")])
+    err = _one_line_error(
+        capsys, ["optimize", "--scenario", str(sc), "--trials", "1", "--no-confirm", "--out", str(tmp_path / "run")]
+    )
     assert "weights.geolevel.Block" in err and "1e-400" in err and "must be > 0" not in err
     assert not (tmp_path / "run" / "optuna.journal").exists()
 
 
 # ====================================================================== report.md escaping
 def test_report_markdown_escapes_names():
-    secs = [{"id": "where", "title": "Where <b>", "paras": ["query [x](javascript:alert(1)) <script>alert(2)</script>"],
-             "table": (["query"], [["<script>alert(3)</script>"], ["[click](javascript:alert(4))"], ["a|b"]])}]
+    secs = [
+        {
+            "id": "where",
+            "title": "Where <b>",
+            "paras": ["query [x](javascript:alert(1)) <script>alert(2)</script>"],
+            "table": (["query"], [["<script>alert(3)</script>"], ["[click](javascript:alert(4))"], ["a|b"]]),
+        }
+    ]
     md = render_markdown("t <img src=x onerror=alert(5)>", secs, {})
     assert re.search(r"(?<!\\)[<>\[\]&]", md) is None  # every HTML/link metacharacter is escaped
     assert re.search(r"(?<!\\)\]\(javascript:", md) is None  # no live link: every "](" is escaped
@@ -234,7 +250,8 @@ def test_built_report_md_escapes_query_names(tmp_path):
 
     (tmp_path / "alloc.toml").write_text(
         'run_type = "custom"\n[[geolevel]]\nname = "US"\n[geolevel.queries]\n"<script>alert(1)</script>" = "1/10"\n'
-        '"[x](javascript:alert(2))" = "1/5"\n')
+        '"[x](javascript:alert(2))" = "1/5"\n'
+    )
     (tmp_path / "s.toml").write_text(SCENARIO.format(delta="1e-10", extra="").replace('"dhc-persons"', '"alloc.toml"'))
     out = tmp_path / "out"
     build_report(load_scenario(tmp_path / "s.toml"), tmp_path / "none", out)

@@ -45,8 +45,11 @@ def test_atomic_write_refuses_a_symlinked_destination(tmp_path):
     out = tmp_path / "out"
     out.mkdir()
     (out / "report.md").symlink_to(victim)
-    for write in (lambda p: atomic_write_text(p, "clobber"), lambda p: atomic_write_bytes(p, b"clobber"),
-                  lambda p: atomic_write_json(p, {"x": 1})):
+    for write in (
+        lambda p: atomic_write_text(p, "clobber"),
+        lambda p: atomic_write_bytes(p, b"clobber"),
+        lambda p: atomic_write_json(p, {"x": 1}),
+    ):
         with pytest.raises(UnsafeOutputError) as err:
             write(out / "report.md")
         msg = str(err.value)
@@ -117,8 +120,19 @@ def test_report_never_writes_through_a_symlink(toy, capsys):
     out = toy / "out"
     out.mkdir()
     (out / "report.md").symlink_to(victim)
-    rc = main(["report", "--scenario", str(toy / "toy.toml"), "--run-dir", str(toy / "none"), "--out", str(out),
-               "--skip-optimize", "--quiet"])
+    rc = main(
+        [
+            "report",
+            "--scenario",
+            str(toy / "toy.toml"),
+            "--run-dir",
+            str(toy / "none"),
+            "--out",
+            str(out),
+            "--skip-optimize",
+            "--quiet",
+        ]
+    )
     err = capsys.readouterr().err.strip()
     assert rc == 2 and victim.read_text() == "do not touch\n"
     assert len(err.splitlines()) == 1 and str(out / "report.md") in err and "symbolic link" in err
@@ -180,8 +194,9 @@ def test_report_publish_writes_reports_and_conflicts_with_out(toy, monkeypatch, 
     assert main(["report", "--scenario", "toy.toml", "--skip-optimize", "--quiet", "--publish"]) == 0
     assert (toy / "reports" / "toy" / "report.html").is_file()
     capsys.readouterr()
-    assert main(["report", "--scenario", "toy.toml", "--skip-optimize", "--quiet", "--publish",
-                 "--out", "elsewhere"]) == 2
+    assert (
+        main(["report", "--scenario", "toy.toml", "--skip-optimize", "--quiet", "--publish", "--out", "elsewhere"]) == 2
+    )
     assert "--publish" in capsys.readouterr().err and not (toy / "elsewhere").exists()
 
 
@@ -201,10 +216,13 @@ def test_compare_without_local_runs_leaves_reports_alone(toy, monkeypatch, capsy
     assert "| toy |" in committed.read_text(encoding="utf-8")
 
 
-@pytest.mark.parametrize("cmd,link", [
-    (["pairs", "--allocation", "pl94-units", "--pair", "1,1", "--eps", "1", "--no-progress"], "pl94-units.json"),
-    (["optimize", "--allocation", "pl94-units", "--trials", "1", "--no-confirm"], "optimize.json"),
-])
+@pytest.mark.parametrize(
+    "cmd,link",
+    [
+        (["pairs", "--allocation", "pl94-units", "--pair", "1,1", "--eps", "1", "--no-progress"], "pl94-units.json"),
+        (["optimize", "--allocation", "pl94-units", "--trials", "1", "--no-confirm"], "optimize.json"),
+    ],
+)
 def test_pairs_and_optimize_refuse_a_symlinked_output_before_any_work(tmp_path, capsys, cmd, link):
     victim = tmp_path / "victim.txt"
     victim.write_text("keep me\n")

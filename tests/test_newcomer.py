@@ -65,9 +65,12 @@ def test_report_states_the_release_pair_count(tmp_path):
         'run_type = "custom"\n'
         '[[geolevel]]\nname = "Top"\nqueries = { total = "1/10" }\n'
         '[[geolevel]]\nname = "Mid"\nqueries = { total = "1/5" }\n'
-        '[[geolevel]]\nname = "Low"\nqueries = { total = "3/10" }\n')
-    (tmp_path / "s.toml").write_text('name = "three"\ndescription = "x"\nallocation = "alloc.toml"\n'
-                                     'conversion = "bun-steinke"\ntarget_delta = "1e-10"\ntrials = 1\nseed = 0\n')
+        '[[geolevel]]\nname = "Low"\nqueries = { total = "3/10" }\n'
+    )
+    (tmp_path / "s.toml").write_text(
+        'name = "three"\ndescription = "x"\nallocation = "alloc.toml"\n'
+        'conversion = "bun-steinke"\ntarget_delta = "1e-10"\ntrials = 1\nseed = 0\n'
+    )
     build_report(load_scenario(tmp_path / "s.toml"), tmp_path / "none", tmp_path / "out")
     md = (tmp_path / "out" / "report.md").read_text(encoding="utf-8")
     # 3 geolevels, top always present: 2^2 = 4 paths, 4*5/2 = 10 pairs
@@ -88,8 +91,9 @@ def test_readme_documents_the_allocation_csv_and_the_example_loads(tmp_path):
 
 
 # ---------------------------------------------------------------------- --debug anywhere
-@pytest.mark.parametrize("argv", [["scenario", "list", "--debug"], ["--debug", "scenario", "list"],
-                                  ["scenario", "--debug", "list"]])
+@pytest.mark.parametrize(
+    "argv", [["scenario", "list", "--debug"], ["--debug", "scenario", "list"], ["scenario", "--debug", "list"]]
+)
 def test_debug_is_accepted_before_or_after_the_subcommand(capsys, argv):
     assert main(argv) == 0
     assert "dhc-persons" in capsys.readouterr().out

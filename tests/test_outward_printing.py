@@ -3,6 +3,7 @@
 Printed strings are parsed back with ``Fraction`` (exact) and compared with the exact binary end
 points of the certified intervals (issue 12, items 2, 7, 8 and 10).
 """
+
 import json
 import re
 import time
@@ -17,8 +18,15 @@ from hypothesis import strategies as st
 import accountant
 from accountant import Certified
 from accountant.certified import exact_mpf
-from accountant.decimals import (decimal_string, exact_fraction, format_error_up, format_interval, half_width,
-                                 mid_decimal, outward)
+from accountant.decimals import (
+    decimal_string,
+    exact_fraction,
+    format_error_up,
+    format_interval,
+    half_width,
+    mid_decimal,
+    outward,
+)
 from optimizer.cli import main
 
 TWO = ["--sigma2", "10000/73", "--sigma2", "10000/11"]
@@ -37,8 +45,14 @@ def _with_target(c: Certified, tol=None, rtol=None) -> Certified:
 
 # ---------------------------------------------------------------------- (a) the formatter
 @settings(max_examples=300, deadline=None)
-@given(st.integers(-(2**300), 2**300), st.integers(-1500, 300), st.integers(0, 2**300), st.integers(-1500, 300),
-       st.integers(1, 40), st.sampled_from(["sci", "auto"]))
+@given(
+    st.integers(-(2**300), 2**300),
+    st.integers(-1500, 300),
+    st.integers(0, 2**300),
+    st.integers(-1500, 300),
+    st.integers(1, 40),
+    st.sampled_from(["sci", "auto"]),
+)
 def test_interval_printed_outward_contains_the_exact_interval(m1, e1, w, e2, n, notation):
     lo = exact_mpf(m1, e1)
     c = Certified(lo, lo + exact_mpf(w, e2)) if w else Certified(lo, lo)
@@ -108,8 +122,15 @@ def test_account_json_bounds_are_outward(capsys):
 def test_account_text_labels_the_columns(capsys):
     assert main(["account", *TWO, "--eps", "1", "--delta", "1e-10"]) == 0
     text = capsys.readouterr().out
-    for label in ("delta (midpoint)", "± error (up)", "delta lower (down)", "delta upper (up)",
-                  "eps (safe side, up)", "eps lower (down)", "tol met"):
+    for label in (
+        "delta (midpoint)",
+        "± error (up)",
+        "delta lower (down)",
+        "delta upper (up)",
+        "eps (safe side, up)",
+        "eps lower (down)",
+        "tol met",
+    ):
         assert label in text, label
     assert "warning" not in text
 
@@ -142,14 +163,17 @@ def test_account_bad_eps_delta_is_one_line(capsys, flag, value):
 def _wide(value: str = "1e-20", width: str = "1e-22") -> Certified:
     v, w = Fraction(value), Fraction(width)
     with mpmath.workprec(256):
-        c = Certified.from_bounds(mpmath.mpf(v.numerator) / v.denominator - mpmath.mpf(w.numerator) / w.denominator,
-                                  mpmath.mpf(v.numerator) / v.denominator + mpmath.mpf(w.numerator) / w.denominator)
+        c = Certified.from_bounds(
+            mpmath.mpf(v.numerator) / v.denominator - mpmath.mpf(w.numerator) / w.denominator,
+            mpmath.mpf(v.numerator) / v.denominator + mpmath.mpf(w.numerator) / w.denominator,
+        )
     return _with_target(c, tol=1e-35, rtol=1e-20)
 
 
 @pytest.fixture
 def missed(monkeypatch):
     """Composition results that miss their tolerance: a wide δ interval, a wide ε bracket."""
+
     def delta_curve(self, eps_values, tol=1e-35, rtol=1e-20):
         return [_wide() for _ in eps_values]
 
@@ -185,8 +209,22 @@ def test_pairs_tolerance_miss(capsys, tmp_path, monkeypatch):
         return [_wide() for _ in eps_values]
 
     monkeypatch.setattr(accountant.Composition, "delta_curve", delta_curve)
-    base = ["pairs", "--allocation", "dhc-persons", "--eps", "20", "--pair", "13,13", "--pair", "1,1",
-            "--workers", "1", "--no-progress", "--cache", str(tmp_path / "cache")]
+    base = [
+        "pairs",
+        "--allocation",
+        "dhc-persons",
+        "--eps",
+        "20",
+        "--pair",
+        "13,13",
+        "--pair",
+        "1,1",
+        "--workers",
+        "1",
+        "--no-progress",
+        "--cache",
+        str(tmp_path / "cache"),
+    ]
     assert main(base + ["--json", "--out", str(tmp_path / "out")]) == 0
     cap = capsys.readouterr()
     s = json.loads(cap.out)
@@ -197,15 +235,17 @@ def test_pairs_tolerance_miss(capsys, tmp_path, monkeypatch):
     w = _wide()
     assert Fraction(s["worst_delta_lower"]) <= frac(w.lower) and Fraction(s["worst_delta_upper"]) >= frac(w.upper)
     mid = Fraction(s["worst_delta"])
-    assert Fraction(s["worst_delta_error"]) >= max(Fraction(s["worst_delta_upper"]) - mid,
-                                                    mid - Fraction(s["worst_delta_lower"]))
+    assert Fraction(s["worst_delta_error"]) >= max(
+        Fraction(s["worst_delta_upper"]) - mid, mid - Fraction(s["worst_delta_lower"])
+    )
     csv_text = (tmp_path / "out" / "dhc-persons_pairs.csv").read_text()
     assert csv_text.splitlines()[0].endswith(",tolerance_met") and csv_text.count(",false") == 2
     # text output (from the cache): a warning line and the flag in the table
     assert main(base) == 0
     text = capsys.readouterr().out
-    assert "NO (2)" in text and any(ln.startswith("warning: tolerance not met") and "[13, 13]" in ln
-                                    for ln in text.splitlines())
+    assert "NO (2)" in text and any(
+        ln.startswith("warning: tolerance not met") and "[13, 13]" in ln for ln in text.splitlines()
+    )
 
 
 def test_pair_job_flags_and_exact_strings(monkeypatch):
@@ -245,8 +285,9 @@ def test_report_marks_tolerance_misses_and_prints_the_safe_side(tmp_path):
     assert Fraction(summary["exact_delta_error"]) >= half_width(acc.delta_exact)
     # a result wider than requested is marked, in the text and the summary
     mid = acc.delta_exact.value
-    acc.delta_exact = _with_target(Certified.from_bounds(mid * (1 - mpmath.mpf("1e-6")), mid * (1 + mpmath.mpf("1e-6"))),
-                                   tol=1e-35, rtol=1e-20)
+    acc.delta_exact = _with_target(
+        Certified.from_bounds(mid * (1 - mpmath.mpf("1e-6")), mid * (1 + mpmath.mpf("1e-6"))), tol=1e-35, rtol=1e-20
+    )
     bad = tmp_path / "bad"
     build_report(sc, tmp_path / "no-run", bad, accounting=acc)
     html = (bad / "report.html").read_text("utf-8")

@@ -40,7 +40,7 @@ def _account_example():
             m = re.match(r"^\$?\s*(census-plb account .*)$", ln.strip())
             if m:
                 expected = []
-                for out in lines[k + 1:]:
+                for out in lines[k + 1 :]:
                     if out.strip().startswith("$"):
                         break
                     expected.append(out.rstrip())
@@ -54,8 +54,9 @@ def test_account_example_runs():
         pytest.skip("README has no `census-plb account` example")
     cmd, expected = ex
     argv = shlex.split(cmd)[1:]
-    proc = subprocess.run([sys.executable, "-m", "optimizer.cli", *argv], capture_output=True, text=True,
-                          cwd=ROOT, timeout=300)
+    proc = subprocess.run(
+        [sys.executable, "-m", "optimizer.cli", *argv], capture_output=True, text=True, cwd=ROOT, timeout=300
+    )
     assert proc.returncode == 0, proc.stderr
     # the certified value must match digit for digit; the "± error" column (3 significant
     # digits, e.g. 3.98e-54) is a property of the algorithm's internal effort, not of the

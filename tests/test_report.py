@@ -33,19 +33,52 @@ def toy(tmp_path_factory):
     (d / "toy.toml").write_text(SCENARIO)
     run = d / "run"
     run.mkdir()
-    (run / "optimize.json").write_text(json.dumps(seal({
-        "scenario": "toy", "target_epsilon": "6.5", "target_delta": "1e-10", "conversion": "bun-steinke",
-        "uniform_variance_drop_percent": 30.5, "optimized_variance_drop_percent": 41.25,
-        "zcdp_optimum_variance_drop_percent": 40.0, "confirmed": True, "worst_pair": [1, 2],
-        "worst_pair_delta": "9.9e-11", "seconds": 12.5, "seed": 7, "versions": {"python": "3.x"},
-        "commit": "abc123", "config hash": "deadbeef", "tolerances": {"tol": 1e-35},
-    }, scenario_run_inputs(load_scenario(d / "toy.toml")))))  # sealed like census-plb optimize does
-    rows = [("US", "total", "1/10"), ("US", "age * sex", "1/5"), ("Block", "total", "3/10"),
-            ("Block", "age * sex", "2/5")]
+    (run / "optimize.json").write_text(
+        json.dumps(
+            seal(
+                {
+                    "scenario": "toy",
+                    "target_epsilon": "6.5",
+                    "target_delta": "1e-10",
+                    "conversion": "bun-steinke",
+                    "uniform_variance_drop_percent": 30.5,
+                    "optimized_variance_drop_percent": 41.25,
+                    "zcdp_optimum_variance_drop_percent": 40.0,
+                    "confirmed": True,
+                    "worst_pair": [1, 2],
+                    "worst_pair_delta": "9.9e-11",
+                    "seconds": 12.5,
+                    "seed": 7,
+                    "versions": {"python": "3.x"},
+                    "commit": "abc123",
+                    "config hash": "deadbeef",
+                    "tolerances": {"tol": 1e-35},
+                },
+                scenario_run_inputs(load_scenario(d / "toy.toml")),
+            )
+        )
+    )  # sealed like census-plb optimize does
+    rows = [
+        ("US", "total", "1/10"),
+        ("US", "age * sex", "1/5"),
+        ("Block", "total", "3/10"),
+        ("Block", "age * sex", "2/5"),
+    ]
     with open(run / "per_query.csv", "w", newline="") as fh:
         w = csv.writer(fh)
-        w.writerow(["geolevel", "query", "baseline_rho", "baseline_sigma2", "uniform_sigma2", "zcdp_optimum_sigma2",
-                    "optimized_sigma2", "drop_percent_uniform", "drop_percent_optimized"])
+        w.writerow(
+            [
+                "geolevel",
+                "query",
+                "baseline_rho",
+                "baseline_sigma2",
+                "uniform_sigma2",
+                "zcdp_optimum_sigma2",
+                "optimized_sigma2",
+                "drop_percent_uniform",
+                "drop_percent_optimized",
+            ]
+        )
         for g, q, r in rows:
             s2 = 1 / eval(r)
             w.writerow([g, q, r, s2, s2 * 0.695, s2 * 0.6, s2 * (0.5 if g == "Block" else 0.7), 30.5, 0])
@@ -84,9 +117,20 @@ def report(toy):
 
 def test_files_exist(report):
     out, written = report
-    for name in ("report.html", "report.md", "fig_eps_delta.png", "fig_tradeoff.png", "fig_geolevel_drop.png",
-                 "fig_query_drop.png", "fig_pairs_heatmap.png", "summary.csv", "per_query.csv",
-                 "per_geolevel.csv", "curves.csv", "tradeoff.csv"):
+    for name in (
+        "report.html",
+        "report.md",
+        "fig_eps_delta.png",
+        "fig_tradeoff.png",
+        "fig_geolevel_drop.png",
+        "fig_query_drop.png",
+        "fig_pairs_heatmap.png",
+        "summary.csv",
+        "per_query.csv",
+        "per_geolevel.csv",
+        "curves.csv",
+        "tradeoff.csv",
+    ):
         assert (out / name).is_file() and (out / name).stat().st_size > 0, name
         assert name in written
     assert (out / "fig_eps_delta.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
@@ -97,12 +141,17 @@ def test_html_sections_and_embedded_images(report):
     html = (out / "report.html").read_text(encoding="utf-8")
     for sid in SECTIONS:
         assert f'<section id="{sid}">' in html
-    for phrase in ("What was promised", "What is really guaranteed", "How much noise can go", "Where",
-                   "Method &amp; provenance"):
+    for phrase in (
+        "What was promised",
+        "What is really guaranteed",
+        "How much noise can go",
+        "Where",
+        "Method &amp; provenance",
+    ):
         assert phrase in html
     imgs = re.findall(r'<img [^>]*src="([^"]+)"', html)
     assert len(imgs) == 5 and all(s.startswith("data:image/png;base64,") for s in imgs)
-    assert "src=\"fig_" not in html and "http" not in html.split("<body>")[1]  # self-contained
+    assert 'src="fig_' not in html and "http" not in html.split("<body>")[1]  # self-contained
     # optimizer values and provenance come through
     assert "41.2500 %" in html and "Confirmed" in html and "abc123" in html and "deadbeef" in html
 
@@ -156,9 +205,14 @@ def test_timings_do_not_change_the_report(toy, report, tmp_path):
     shutil.copytree(toy / "run", run2)
     doc = json.loads((run2 / "optimize.json").read_text())
     doc.update(seconds=99.25, confirm_seconds=7.5, trials_per_minute=3.0)
-    (run2 / "optimize.json").write_text(json.dumps(seal(
-        {k: v for k, v in doc.items() if k not in ("checksum", "run_hash", "run_inputs", "result_format")},
-        scenario_run_inputs(load_scenario(toy / "toy.toml")))))
+    (run2 / "optimize.json").write_text(
+        json.dumps(
+            seal(
+                {k: v for k, v in doc.items() if k not in ("checksum", "run_hash", "run_inputs", "result_format")},
+                scenario_run_inputs(load_scenario(toy / "toy.toml")),
+            )
+        )
+    )
     out2 = tmp_path / "out2"
     build_report(load_scenario(toy / "toy.toml"), run2, out2)
     for name in sorted(p.name for p in out.iterdir()):

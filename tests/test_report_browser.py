@@ -12,8 +12,19 @@ from scenarios.loader import load_scenario
 
 from .test_report import ALLOC, SCENARIO
 
-CHROMIUM = next((p for p in ("/usr/bin/chromium", shutil.which("chromium") or "", shutil.which("chromium-browser") or "",
-                             shutil.which("google-chrome") or "") if p and Path(p).is_file()), None)
+CHROMIUM = next(
+    (
+        p
+        for p in (
+            "/usr/bin/chromium",
+            shutil.which("chromium") or "",
+            shutil.which("chromium-browser") or "",
+            shutil.which("google-chrome") or "",
+        )
+        if p and Path(p).is_file()
+    ),
+    None,
+)
 
 pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="headless Chromium not installed (apt-get install chromium)")
 
@@ -23,8 +34,8 @@ def _png_non_white_fraction(data: bytes) -> float:
     assert data[:8] == b"\x89PNG\r\n\x1a\n"
     pos, idat, width = 8, b"", 0
     while pos < len(data):
-        n = int.from_bytes(data[pos:pos + 4], "big")
-        kind, body = data[pos + 4:pos + 8], data[pos + 8:pos + 8 + n]
+        n = int.from_bytes(data[pos : pos + 4], "big")
+        kind, body = data[pos + 4 : pos + 8], data[pos + 8 : pos + 8 + n]
         if kind == b"IHDR":
             width, height = int.from_bytes(body[:4], "big"), int.from_bytes(body[4:8], "big")
             depth, ctype, interlace = body[8], body[9], body[12]
@@ -38,7 +49,7 @@ def _png_non_white_fraction(data: bytes) -> float:
     prev = bytearray(stride)
     non_white = total = 0
     for y in range(height):
-        f, line = raw[y * (stride + 1)], bytearray(raw[y * (stride + 1) + 1:(y + 1) * (stride + 1)])
+        f, line = raw[y * (stride + 1)], bytearray(raw[y * (stride + 1) + 1 : (y + 1) * (stride + 1)])
         for i in range(stride):
             a = line[i - bpp] if i >= bpp else 0
             b, c = prev[i], prev[i - bpp] if i >= bpp else 0
@@ -55,7 +66,7 @@ def _png_non_white_fraction(data: bytes) -> float:
         prev = line
         if y % 4 == 0:  # sample every 4th row
             for x in range(0, width, 4):
-                px = line[x * bpp:x * bpp + 3]
+                px = line[x * bpp : x * bpp + 3]
                 total += 1
                 non_white += any(v < 240 for v in px)
     return non_white / total
@@ -67,10 +78,21 @@ def test_report_renders_in_chromium(tmp_path):
     out = tmp_path / "report"
     build_report(load_scenario(tmp_path / "toy.toml"), tmp_path / "no-run", out)
     shot = tmp_path / "shot.png"
-    cmd = [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-           "--disable-background-networking", "--disable-component-update", "--disable-sync",
-           f"--user-data-dir={tmp_path / 'profile'}", f"--screenshot={shot}", "--window-size=1200,3000",
-           (out / "report.html").resolve().as_uri()]
+    cmd = [
+        CHROMIUM,
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        f"--user-data-dir={tmp_path / 'profile'}",
+        f"--screenshot={shot}",
+        "--window-size=1200,3000",
+        (out / "report.html").resolve().as_uri(),
+    ]
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
     assert shot.is_file(), f"no screenshot (exit {proc.returncode}): {proc.stderr[-2000:]}"
     frac = _png_non_white_fraction(shot.read_bytes())

@@ -24,8 +24,9 @@ def fast(monkeypatch):
     """Calibration of every trial and of the best shape: instant, deterministic fakes."""
     d = SimpleNamespace(upper=F(1, 10**11), lower=F(1, 10**12))
     monkeypatch.setattr(S, "_calibrate_rhos", lambda rhos, target, **kw: (F(11, 10), d, 1))
-    monkeypatch.setattr(S, "calibrate_shape",
-                        lambda shape, target, **kw: S.Calibration(F(11, 10), shape.scaled(F(11, 10)), d, 1, 0.0))
+    monkeypatch.setattr(
+        S, "calibrate_shape", lambda shape, target, **kw: S.Calibration(F(11, 10), shape.scaled(F(11, 10)), d, 1, 0.0)
+    )
 
 
 @pytest.fixture(scope="module")
@@ -35,8 +36,18 @@ def alloc():
 
 def _run(alloc, journal, n):
     target = S.Target("26.34", "1e-10")
-    return S.reallocate(alloc, target, None, n_trials=n, seed=5, storage=str(journal), scenario="t",
-                        uniform_c=F(11, 10), zcdp_shape=alloc, progress=False)
+    return S.reallocate(
+        alloc,
+        target,
+        None,
+        n_trials=n,
+        seed=5,
+        storage=str(journal),
+        scenario="t",
+        uniform_c=F(11, 10),
+        zcdp_shape=alloc,
+        progress=False,
+    )
 
 
 def _study(res, journal):
@@ -47,14 +58,13 @@ def _study(res, journal):
 
 def _sampled(study):
     """Parameter vectors of the sampled (not enqueued seed) trials, in trial order."""
-    return [tuple(sorted(t.params.items())) for t in study.trials
-            if "seed_shape" not in t.user_attrs and t.params]
+    return [tuple(sorted(t.params.items())) for t in study.trials if "seed_shape" not in t.user_attrs and t.params]
 
 
 def test_resumed_study_does_not_repeat_parameters(alloc, tmp_path, fast):
     journal = tmp_path / "optuna.journal"
-    _run(alloc, journal, 5)          # 2 enqueued seed shapes + 3 sampled
-    res = _run(alloc, journal, 3)    # resume: 3 more sampled
+    _run(alloc, journal, 5)  # 2 enqueued seed shapes + 3 sampled
+    res = _run(alloc, journal, 3)  # resume: 3 more sampled
     params = _sampled(_study(res, journal))
     assert len(params) == 6 and res.n_trials_total == 8
     assert len(set(params)) == 6, "a resumed run re-drew parameters of the first run"
@@ -70,9 +80,9 @@ def test_interrupted_trials_are_marked_failed_on_resume(alloc, tmp_path, fast):
     import optuna
 
     journal = tmp_path / "optuna.journal"
-    res = _run(alloc, journal, 1)                 # consumes the first enqueued seed shape
-    crashed = _study(res, journal).ask()          # a run killed mid-trial leaves it RUNNING
-    assert crashed.user_attrs.get("seed_shape")   # it was the second seed shape
+    res = _run(alloc, journal, 1)  # consumes the first enqueued seed shape
+    crashed = _study(res, journal).ask()  # a run killed mid-trial leaves it RUNNING
+    assert crashed.user_attrs.get("seed_shape")  # it was the second seed shape
     res2 = _run(alloc, journal, 2)
     trials = _study(res2, journal).trials
     assert trials[crashed.number].state == optuna.trial.TrialState.FAIL
@@ -85,13 +95,20 @@ def test_interrupted_trials_are_marked_failed_on_resume(alloc, tmp_path, fast):
 def test_concurrent_run_on_the_same_journal_is_refused(alloc, tmp_path, fast):
     journal = tmp_path / "optuna.journal"
     ready = tmp_path / "ready"
-    holder = subprocess.Popen([sys.executable, "-c", textwrap.dedent(f"""
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            textwrap.dedent(f"""
         import time, pathlib
         from optimizer.search import study_lock
         with study_lock({str(journal)!r}):
             pathlib.Path({str(ready)!r}).write_text("1")
             time.sleep(60)
-        """)], cwd=Path(__file__).resolve().parents[1])
+        """),
+        ],
+        cwd=Path(__file__).resolve().parents[1],
+    )
     try:
         for _ in range(300):
             if ready.exists():
@@ -111,8 +128,9 @@ def test_concurrent_run_on_the_same_journal_is_refused(alloc, tmp_path, fast):
 
 def test_stale_lock_file_is_taken_over(alloc, tmp_path, fast):
     journal = tmp_path / "optuna.journal"
-    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True,
-                          text=True).stdout.strip()
+    dead = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True
+    ).stdout.strip()
     lock = tmp_path / "optuna.journal.run.lock"
     lock.write_text(json.dumps({"pid": int(dead), "host": "x", "started": "earlier"}))
     assert _run(alloc, journal, 1).n_trials_total == 1

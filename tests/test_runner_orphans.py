@@ -1,5 +1,6 @@
 """Issue 13, items 7 and 9: pool workers die with their driver (even ``kill -9``); progress on a
 non-terminal is plain periodic lines, not one carriage-return line."""
+
 from __future__ import annotations
 
 import io
@@ -89,8 +90,17 @@ def test_progress_on_non_terminal_is_plain_lines(monkeypatch):
 def test_json_into_closed_pipe_exits_quietly():
     """Item 9: `census-plb … --json | head -1` exits 0 without a BrokenPipeError traceback."""
     eps = ",".join(str(k) for k in range(1, 401))
-    cli = [sys.executable, "-c", "import sys; from optimizer.cli import main; sys.exit(main())",
-           "account", "--sigma2", "3", "--eps", eps, "--json"]
+    cli = [
+        sys.executable,
+        "-c",
+        "import sys; from optimizer.cli import main; sys.exit(main())",
+        "account",
+        "--sigma2",
+        "3",
+        "--eps",
+        eps,
+        "--json",
+    ]
     producer = subprocess.Popen(cli, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=ROOT)
     first = producer.stdout.readline()
     producer.stdout.close()  # the reader leaves, like `head -1`

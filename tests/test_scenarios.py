@@ -7,8 +7,13 @@ import pytest
 from scenarios.loader import Scenario, ScenarioError, list_scenarios, load_scenario, parse_scenario
 
 BASE = ["dhc-persons", "dhc-units", "pl94-persons", "pl94-units"]
-VARIATIONS = ["dhc-persons-cks", "dhc-persons-delta-1e-12", "dhc-persons-delta-1e-15",
-              "dhc-persons-favour-block", "dhc-persons-favour-county"]
+VARIATIONS = [
+    "dhc-persons-cks",
+    "dhc-persons-delta-1e-12",
+    "dhc-persons-delta-1e-15",
+    "dhc-persons-favour-block",
+    "dhc-persons-favour-county",
+]
 
 GOOD = """name = "x"
 description = "test"
@@ -41,8 +46,12 @@ def test_every_scenario_loads(name):
 
 def test_default_scenario_values():
     s = load_scenario("dhc-persons")
-    assert (s.allocation, s.conversion, s.target_delta, s.seed) == ("dhc-persons", "bun-steinke",
-                                                                    Fraction(1, 10**10), 20201)
+    assert (s.allocation, s.conversion, s.target_delta, s.seed) == (
+        "dhc-persons",
+        "bun-steinke",
+        Fraction(1, 10**10),
+        20201,
+    )
     assert s.equal_weights and 20 <= s.trials <= 50
 
 
@@ -62,18 +71,21 @@ def test_load_by_path(tmp_path):
     assert s.name == "x" and s.geolevel_weight("Block") == 10 and len(s.sha256) == 64
 
 
-@pytest.mark.parametrize("edit, line, key", [
-    (("trials = 3", "trials = 3\nbogus = 1"), 7, "bogus"),
-    (('Block = "10"', 'Block = "1/0"'), 10, "weights.geolevel.Block"),
-    (('Block = "10"', 'Block = 10.5'), 10, "weights.geolevel.Block"),
-    (('Block = "10"', 'Block = "ten"'), 10, "weights.geolevel.Block"),
-    (('Block = "10"', 'Block = "-2"'), 10, "weights.geolevel.Block"),
-    (('target_delta = "1e-10"', 'target_delta = "2"'), 5, "target_delta"),
-    (('target_delta = "1e-10"', 'target_delta = 1e-10'), 5, "target_delta"),
-    (('conversion = "bun-steinke"', 'conversion = "rdp"'), 4, "conversion"),
-    (("seed = 1", "seed = -1"), 7, "seed"),
-    (('geolevel = {', 'region = {'), 10, "weights.region"),
-])
+@pytest.mark.parametrize(
+    "edit, line, key",
+    [
+        (("trials = 3", "trials = 3\nbogus = 1"), 7, "bogus"),
+        (('Block = "10"', 'Block = "1/0"'), 10, "weights.geolevel.Block"),
+        (('Block = "10"', "Block = 10.5"), 10, "weights.geolevel.Block"),
+        (('Block = "10"', 'Block = "ten"'), 10, "weights.geolevel.Block"),
+        (('Block = "10"', 'Block = "-2"'), 10, "weights.geolevel.Block"),
+        (('target_delta = "1e-10"', 'target_delta = "2"'), 5, "target_delta"),
+        (('target_delta = "1e-10"', "target_delta = 1e-10"), 5, "target_delta"),
+        (('conversion = "bun-steinke"', 'conversion = "rdp"'), 4, "conversion"),
+        (("seed = 1", "seed = -1"), 7, "seed"),
+        (("geolevel = {", "region = {"), 10, "weights.region"),
+    ],
+)
 def test_bad_scenario_names_file_line_key(tmp_path, edit, line, key):
     p = tmp_path / "bad.toml"
     p.write_text(GOOD.replace(*edit))

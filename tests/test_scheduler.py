@@ -1,4 +1,5 @@
 """Issue 13, item 8: every 946-pair run accepts a Dask scheduler; bad addresses fail up front."""
+
 from __future__ import annotations
 
 import pytest
@@ -7,9 +8,15 @@ from optimizer.cli import main
 from optimizer.runner import check_scheduler_address
 
 
-@pytest.mark.parametrize("argv", [["optimize", "--scenario", "dhc-persons"], ["report", "--scenario", "dhc-persons"],
-                                  ["scenario", "run", "dhc-persons"],
-                                  ["pairs", "--allocation", "dhc-persons", "--eps", "1"]])
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["optimize", "--scenario", "dhc-persons"],
+        ["report", "--scenario", "dhc-persons"],
+        ["scenario", "run", "dhc-persons"],
+        ["pairs", "--allocation", "dhc-persons", "--eps", "1"],
+    ],
+)
 def test_inproc_scheduler_refused_before_work(argv, capsys, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     assert main(argv + ["--scheduler", "inproc://x"]) == 2
@@ -38,10 +45,10 @@ def test_confirm_on_a_local_dask_cluster(tmp_path):
     alloc = load_builtin("dhc-persons")
     target = target_from_allocation(alloc, delta="1e-10", conversion="bun-steinke")
     pairs = [(13, 13), (1, 13)]
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                  dashboard_address=None) as cluster:
-        conf = confirm(alloc, target, pairs=pairs, cache_dir=tmp_path / "c", progress=False,
-                       scheduler=cluster.scheduler_address)
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster:
+        conf = confirm(
+            alloc, target, pairs=pairs, cache_dir=tmp_path / "c", progress=False, scheduler=cluster.scheduler_address
+        )
     assert conf.n_pairs == 2
     direct = fresh_pairs(alloc, target, pairs)
     assert conf.worst_delta.upper == max(direct.values(), key=lambda b: b.upper).upper

@@ -19,8 +19,11 @@ def inaccurate_solver(monkeypatch):
 
     def solve(self, *args, **kwargs):
         value = original(self, *args, **kwargs)
-        warnings.warn("Solution may be inaccurate. Try another solver, adjusting the solver settings,\n"
-                      "or solve with verbose=True for more information.", UserWarning)
+        warnings.warn(
+            "Solution may be inaccurate. Try another solver, adjusting the solver settings,\n"
+            "or solve with verbose=True for more information.",
+            UserWarning,
+        )
         self._status = cp.OPTIMAL_INACCURATE
         return value
 
@@ -40,8 +43,18 @@ def test_inaccurate_status_is_one_solver_warning(inaccurate_solver):
 
 
 def test_cli_prints_one_note_line(inaccurate_solver, tmp_path, capsys):
-    argv = ["optimize", "--allocation", "dhc-persons", "--trials", "1", "--no-confirm",
-            "--out", str(tmp_path / "run"), "--json", "--quiet"]
+    argv = [
+        "optimize",
+        "--allocation",
+        "dhc-persons",
+        "--trials",
+        "1",
+        "--no-confirm",
+        "--out",
+        str(tmp_path / "run"),
+        "--json",
+        "--quiet",
+    ]
     assert main(argv) == 0
     cap = capsys.readouterr()
     doc = json.loads(cap.out)

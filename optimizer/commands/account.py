@@ -36,14 +36,28 @@ _CLAIM_DIGITS = 10
 
 
 def configure(p) -> None:
-    p.add_argument("--sigma2", action="append", default=[], metavar="S2",
-                   help="σ² of one unit-shift discrete Gaussian, exact (e.g. 10000/73); repeatable")
-    p.add_argument("--rho", action="append", default=[], metavar="RHO",
-                   help="one unit-shift discrete Gaussian with σ² = 1/ρ (zCDP ρ/2); a Census query of budget ρ "
-                        "under replacement is two such shifts: add --count 2; repeatable")
-    p.add_argument("--count", type=int, default=1,
-                   help=f"compose every listed mechanism this many times (at most {MAX_COMPONENTS} components in "
-                        "all); --count 2 with --rho R composes a Census query budget R under replacement")
+    p.add_argument(
+        "--sigma2",
+        action="append",
+        default=[],
+        metavar="S2",
+        help="σ² of one unit-shift discrete Gaussian, exact (e.g. 10000/73); repeatable",
+    )
+    p.add_argument(
+        "--rho",
+        action="append",
+        default=[],
+        metavar="RHO",
+        help="one unit-shift discrete Gaussian with σ² = 1/ρ (zCDP ρ/2); a Census query of budget ρ "
+        "under replacement is two such shifts: add --count 2; repeatable",
+    )
+    p.add_argument(
+        "--count",
+        type=int,
+        default=1,
+        help=f"compose every listed mechanism this many times (at most {MAX_COMPONENTS} components in "
+        "all); --count 2 with --rho R composes a Census query budget R under replacement",
+    )
     p.add_argument("--eps", default="", help="comma-separated ε values (decimal strings are exact)")
     p.add_argument("--delta", default="", help="comma-separated δ values: report the safe ε(δ)")
     p.add_argument("--tol", type=float, default=1e-35, help="absolute error tolerance (default 1e-35)")
@@ -65,8 +79,10 @@ def _check_size(args) -> int:
         raise ValueError("give at least one --sigma2 or --rho")
     total = listed * args.count
     if total > MAX_COMPONENTS:
-        raise ValueError(f"--count {args.count}: {listed} mechanism(s) x {args.count} = {total} components "
-                         f"exceeds the limit of {MAX_COMPONENTS} (MAX_COMPONENTS)")
+        raise ValueError(
+            f"--count {args.count}: {listed} mechanism(s) x {args.count} = {total} components "
+            f"exceeds the limit of {MAX_COMPONENTS} (MAX_COMPONENTS)"
+        )
     return total
 
 
@@ -75,10 +91,14 @@ def _rho_note(args) -> str | None:
     if not args.rho:
         return None
     if args.count == 2:
-        return ("--rho R --count 2: each R composed as two unit-shift discrete Gaussians with sigma^2 = 1/R "
-                "(zCDP R per query: a Census query budget under replacement)")
-    return (f"--rho R is one unit-shift discrete Gaussian with sigma^2 = 1/R (zCDP R/2), composed {args.count} "
-            "time(s); a Census query budget R under replacement (two cells change) is --rho R --count 2")
+        return (
+            "--rho R --count 2: each R composed as two unit-shift discrete Gaussians with sigma^2 = 1/R "
+            "(zCDP R per query: a Census query budget under replacement)"
+        )
+    return (
+        f"--rho R is one unit-shift discrete Gaussian with sigma^2 = 1/R (zCDP R/2), composed {args.count} "
+        "time(s); a Census query budget R under replacement (two cells change) is --rho R --count 2"
+    )
 
 
 def _delta_target(d, tol: float, rtol: float) -> tuple[float | None, float | None]:
@@ -116,74 +136,105 @@ def run(args) -> int:
         tol, rtol = _delta_target(d, args.tol, args.rtol)
         met = certified_tolerance_met(d, args.tol, args.rtol)
         lo, hi = format_interval(d, n)
-        rows.append({
-            "eps": e,
-            "delta": mid_decimal(d, n),  # midpoint, rounded to nearest
-            "delta_error": format_error_up(d),
-            "delta_lower": lo,
-            "delta_upper": hi,
-            "delta_zcdp_bun_steinke": up(zcdp.delta_bun_steinke(rho, e), 6),
-            "tolerance_met": met,
-            "tol": tol,
-            "rtol": rtol,
-        })
+        rows.append(
+            {
+                "eps": e,
+                "delta": mid_decimal(d, n),  # midpoint, rounded to nearest
+                "delta_error": format_error_up(d),
+                "delta_lower": lo,
+                "delta_upper": hi,
+                "delta_zcdp_bun_steinke": up(zcdp.delta_bun_steinke(rho, e), 6),
+                "tolerance_met": met,
+                "tol": tol,
+                "rtol": rtol,
+            }
+        )
         if not met:
             target = tolerance_target(d, tol, rtol)
             parts = ([] if tol is None else [f"tol {tol:g}"]) + ([] if rtol is None else [f"rtol {rtol:g}·|delta|"])
-            misses.append(f"delta at eps = {e}: error {format_error_up(d)}"
-                          + ("" if target is None else f" > target {up(target, 3)} = min({', '.join(parts)})"))
+            misses.append(
+                f"delta at eps = {e}: error {format_error_up(d)}"
+                + ("" if target is None else f" > target {up(target, 3)} = min({', '.join(parts)})")
+            )
     erows = []
     for dl, r in zip(delta_list, epsilons):
         met = epsilon_tolerance_met(r, EPS_TOL)
         lower = getattr(r, "lower", None)
         at = getattr(r, "delta_at_value", None)
-        erows.append({
-            "delta": dl,
-            "eps": up(r.value, n, "auto"),  # safe side: certified δ(eps) ≤ delta, rounded up
-            "eps_lower": None if lower is None else decimal_string(lower, n, "down", notation="auto"),
-            "delta_at_eps_upper": None if at is None else up(at.upper, n),
-            "eps_zcdp_bun_steinke": up(zcdp.epsilon_bun_steinke(rho, dl), n, "auto"),
-            "eps_zcdp_cks": up(zcdp.epsilon_cks(rho, dl), n, "auto"),
-            "tolerance_met": met,
-        })
+        erows.append(
+            {
+                "delta": dl,
+                "eps": up(r.value, n, "auto"),  # safe side: certified δ(eps) ≤ delta, rounded up
+                "eps_lower": None if lower is None else decimal_string(lower, n, "down", notation="auto"),
+                "delta_at_eps_upper": None if at is None else up(at.upper, n),
+                "eps_zcdp_bun_steinke": up(zcdp.epsilon_bun_steinke(rho, dl), n, "auto"),
+                "eps_zcdp_cks": up(zcdp.epsilon_cks(rho, dl), n, "auto"),
+                "tolerance_met": met,
+            }
+        )
         if not met:
             width = exact_fraction(r.value) - exact_fraction(lower) if lower is not None else 0
-            misses.append(f"eps at delta = {dl}: bracket (eps lower, eps] of width {format_error_up(width)} "
-                          f"(requested {EPS_TOL:g}·max(1, eps))")
+            misses.append(
+                f"eps at delta = {dl}: bracket (eps lower, eps] of width {format_error_up(width)} "
+                f"(requested {EPS_TOL:g}·max(1, eps))"
+            )
     warning = None
     if misses:
         shown = "; ".join(misses[:5]) + (f"; and {len(misses) - 5} more" if len(misses) > 5 else "")
-        warning = (f"warning: tolerance not met for {len(misses)} of {len(rows) + len(erows)} results "
-                   f"(the intervals are still rigorous, only wider than requested): {shown}")
+        warning = (
+            f"warning: tolerance not met for {len(misses)} of {len(rows) + len(erows)} results "
+            f"(the intervals are still rigorous, only wider than requested): {shown}"
+        )
     if args.json:
-        print(json.dumps({"n_mechanisms": comp.size, "rho": str(rho), "note": _rho_note(args),
-                          "delta": rows, "epsilon": erows,
-                          "tolerance_met": not misses, "warnings": [warning] if warning else [],
-                          "seconds": round(seconds, 4)}, indent=2))
+        print(
+            json.dumps(
+                {
+                    "n_mechanisms": comp.size,
+                    "rho": str(rho),
+                    "note": _rho_note(args),
+                    "delta": rows,
+                    "epsilon": erows,
+                    "tolerance_met": not misses,
+                    "warnings": [warning] if warning else [],
+                    "seconds": round(seconds, 4),
+                },
+                indent=2,
+            )
+        )
         if warning:
             print(f"census-plb account: {warning}", file=sys.stderr)
         return 0
-    print(f"composition: {comp.size} discrete Gaussian{'' if comp.size == 1 else 's'} "
-          f"({len(comp.groups)} distinct), zCDP rho = {rho}")
+    print(
+        f"composition: {comp.size} discrete Gaussian{'' if comp.size == 1 else 's'} "
+        f"({len(comp.groups)} distinct), zCDP rho = {rho}"
+    )
     if _rho_note(args):
         print(f"note: {_rho_note(args)}")
     w = max(n + 8, 20)
     if rows:
-        print(f"{'eps':>24}  {'delta (midpoint)':>{w}}  {'± error (up)':>12}  {'delta lower (down)':>{w}}  "
-              f"{'delta upper (up)':>{w}}  {'zCDP claim (BS)':>15}  tol met")
+        print(
+            f"{'eps':>24}  {'delta (midpoint)':>{w}}  {'± error (up)':>12}  {'delta lower (down)':>{w}}  "
+            f"{'delta upper (up)':>{w}}  {'zCDP claim (BS)':>15}  tol met"
+        )
         for r in rows:
-            print(f"{r['eps']:>24}  {r['delta']:>{w}}  {r['delta_error']:>12}  {r['delta_lower']:>{w}}  "
-                  f"{r['delta_upper']:>{w}}  {r['delta_zcdp_bun_steinke']:>15}  {'yes' if r['tolerance_met'] else 'NO'}")
+            print(
+                f"{r['eps']:>24}  {r['delta']:>{w}}  {r['delta_error']:>12}  {r['delta_lower']:>{w}}  "
+                f"{r['delta_upper']:>{w}}  {r['delta_zcdp_bun_steinke']:>15}  {'yes' if r['tolerance_met'] else 'NO'}"
+            )
     if erows:
         k = _CLAIM_DIGITS
-        print(f"{'delta':>12}  {'eps (safe side, up)':>{w}}  {'eps lower (down)':>{w}}  {'zCDP BS (up)':>{k + 6}}  "
-              f"{'zCDP CKS (up)':>{k + 6}}  tol met")
+        print(
+            f"{'delta':>12}  {'eps (safe side, up)':>{w}}  {'eps lower (down)':>{w}}  {'zCDP BS (up)':>{k + 6}}  "
+            f"{'zCDP CKS (up)':>{k + 6}}  tol met"
+        )
         for dl, r, res in zip(delta_list, erows, epsilons):
             lower = "—" if r["eps_lower"] is None else r["eps_lower"]
             bs = up(zcdp.epsilon_bun_steinke(rho, dl), k, "auto")
             cks = up(zcdp.epsilon_cks(rho, dl), k, "auto")
-            print(f"{r['delta']:>12}  {r['eps']:>{w}}  {lower:>{w}}  {bs:>{k + 6}}  {cks:>{k + 6}}  "
-                  f"{'yes' if r['tolerance_met'] else 'NO'}")
+            print(
+                f"{r['delta']:>12}  {r['eps']:>{w}}  {lower:>{w}}  {bs:>{k + 6}}  {cks:>{k + 6}}  "
+                f"{'yes' if r['tolerance_met'] else 'NO'}"
+            )
     if warning:
         print(warning)
     print(f"({seconds:.3f} s)")

@@ -23,22 +23,34 @@ def configure(p) -> None:
     p.add_argument("--delta", default=None, help="target δ (exact decimal string; default 1e-10)")
     p.add_argument("--trials", type=int, default=None, help="Optuna trials to run (default: scenario or 30)")
     p.add_argument("--seed", type=int, default=None)
-    p.add_argument("--storage", default=None, help="Optuna storage URL or journal path (default runs/<name>/optuna.journal)")
+    p.add_argument(
+        "--storage", default=None, help="Optuna storage URL or journal path (default runs/<name>/optuna.journal)"
+    )
     p.add_argument("--no-confirm", action="store_true", help="skip the all-pairs confirmation")
     p.add_argument("--workers", type=int, default=2, help="processes for the confirmation")
     p.add_argument("--out", default=None, help="output directory (default runs/<name>/)")
     p.add_argument("--json", action="store_true", help="print the JSON summary")
     p.add_argument("--quiet", action="store_true", help="no progress lines on stderr (errors still print)")
-    p.add_argument("--scheduler", default=None, metavar="ADDRESS",
-                   help="Dask scheduler (tcp://HOST:PORT) for the all-pairs confirmation; workers need --nthreads 1")
+    p.add_argument(
+        "--scheduler",
+        default=None,
+        metavar="ADDRESS",
+        help="Dask scheduler (tcp://HOST:PORT) for the all-pairs confirmation; workers need --nthreads 1",
+    )
 
 
 def spec_from_args(args):
     """The :class:`optimizer.pipeline.RunSpec` of the command line (validated before any work)."""
     from optimizer.pipeline import spec_for
 
-    return spec_for(scenario=args.scenario, allocation=args.allocation, conversion=args.conversion,
-                    delta=args.delta, trials=args.trials, seed=args.seed)
+    return spec_for(
+        scenario=args.scenario,
+        allocation=args.allocation,
+        conversion=args.conversion,
+        delta=args.delta,
+        trials=args.trials,
+        seed=args.seed,
+    )
 
 
 def run(args) -> int:
@@ -55,22 +67,33 @@ def run(args) -> int:
         check_writable(out / fname)
     journal = Path(args.storage) if args.storage and "://" not in args.storage else out / "optuna.journal"
     if spec.trials == 0 and not (args.storage and "://" in args.storage) and not journal.is_file():
-        raise ValueError(f"--trials 0: no existing study at {journal} to take the best trial from; "
-                         "a new study needs --trials >= 1")
+        raise ValueError(
+            f"--trials 0: no existing study at {journal} to take the best trial from; a new study needs --trials >= 1"
+        )
     quiet = bool(getattr(args, "quiet", False))
     scheduler = check_scheduler_address(getattr(args, "scheduler", None))
     log = (lambda m: None) if quiet else (lambda m: print(m, file=sys.stderr, flush=True))
-    result = optimize(spec, out, confirm=not args.no_confirm, workers=args.workers, scheduler=scheduler,
-                      storage=args.storage, log=log, progress=not quiet)
+    result = optimize(
+        spec,
+        out,
+        confirm=not args.no_confirm,
+        workers=args.workers,
+        scheduler=scheduler,
+        storage=args.storage,
+        log=log,
+        progress=not quiet,
+    )
     result.write(out)
     summary = result.summary
     if args.json:
         print(RunResult.summary_text(summary))
     else:
-        print(f"uniform drop {summary['uniform_variance_drop_percent']:.4f}%, zCDP optimum "
-              f"{summary['zcdp_optimum_variance_drop_percent']:.4f}%, optimized "
-              f"{summary['optimized_variance_drop_percent']:.4f}%; confirmed={summary['confirmed']}; "
-              f"outputs in {out}")
+        print(
+            f"uniform drop {summary['uniform_variance_drop_percent']:.4f}%, zCDP optimum "
+            f"{summary['zcdp_optimum_variance_drop_percent']:.4f}%, optimized "
+            f"{summary['optimized_variance_drop_percent']:.4f}%; confirmed={summary['confirmed']}; "
+            f"outputs in {out}"
+        )
     if not args.no_confirm and not summary["confirmed"]:
         return 3
     return 0

@@ -27,27 +27,41 @@ HELP = "whole-release profile: max certified δ(ε) over all pairs of spine path
 
 
 def configure(p) -> None:
-    p.add_argument("--allocation", required=True, metavar="NAME|FILE",
-                   help="built-in allocation name (e.g. dhc-persons) or a CSV/TOML allocation file")
+    p.add_argument(
+        "--allocation",
+        required=True,
+        metavar="NAME|FILE",
+        help="built-in allocation name (e.g. dhc-persons) or a CSV/TOML allocation file",
+    )
     p.add_argument("--eps", default="", help="comma-separated ε values (decimal strings are exact)")
-    p.add_argument("--deltas", default="",
-                   help="comma-separated δ_zCDP values, turned into ε = ρ + 2√(ρ ln(1/δ)) (Bun–Steinke, "
-                        "as in the paper); default grid: the paper's 42 values")
-    p.add_argument("--tradeoff", action=argparse.BooleanOptionalAction, default=False,
-                   help="also compute each pair's trade-off curve and the lower convex envelope")
+    p.add_argument(
+        "--deltas",
+        default="",
+        help="comma-separated δ_zCDP values, turned into ε = ρ + 2√(ρ ln(1/δ)) (Bun–Steinke, "
+        "as in the paper); default grid: the paper's 42 values",
+    )
+    p.add_argument(
+        "--tradeoff",
+        action=argparse.BooleanOptionalAction,
+        default=False,
+        help="also compute each pair's trade-off curve and the lower convex envelope",
+    )
     p.add_argument("--tradeoff-points", type=int, default=901, help="trade-off thresholds per pair (default 901)")
     p.add_argument("--tol", type=float, default=1e-35, help="absolute δ tolerance (default 1e-35)")
-    p.add_argument("--workers", type=int, default=None,
-                   help="local worker processes (default: all local cores, os.cpu_count())")
+    p.add_argument(
+        "--workers", type=int, default=None, help="local worker processes (default: all local cores, os.cpu_count())"
+    )
     p.add_argument("--scheduler", default=None, metavar="ADDRESS", help="Dask scheduler address (optional extra)")
-    p.add_argument("--cache", default=None, metavar="DIR",
-                   help="job cache directory (default runs/pairs-cache/<allocation>)")
+    p.add_argument(
+        "--cache", default=None, metavar="DIR", help="job cache directory (default runs/pairs-cache/<allocation>)"
+    )
     p.add_argument("--out", default=None, metavar="DIR", help="write <allocation>_pairs.csv, _worst.csv and .json here")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument("--limit-pairs", type=int, default=None, metavar="K", help="only the first K pairs (quick runs)")
     p.add_argument("--pair", action="append", default=[], metavar="I,J", help="only this pair (repeatable)")
-    p.add_argument("--quiet", "--no-progress", dest="no_progress", action="store_true",
-                   help="no progress output on stderr")
+    p.add_argument(
+        "--quiet", "--no-progress", dest="no_progress", action="store_true", help="no progress output on stderr"
+    )
 
 
 def _split(text: str) -> list[str]:
@@ -73,8 +87,9 @@ def _exact(text: str, option: str):
     try:
         return to_fraction(text, name=option)
     except (TypeError, ValueError, ZeroDivisionError):
-        raise ValueError(f"{option}: cannot parse {shown!r} as an exact decimal or fraction "
-                         "(e.g. 26.34 or 1e-10)") from None
+        raise ValueError(
+            f"{option}: cannot parse {shown!r} as an exact decimal or fraction (e.g. 26.34 or 1e-10)"
+        ) from None
 
 
 def validate(args) -> None:
@@ -96,8 +111,10 @@ def validate(args) -> None:
     if not (math.isfinite(args.tol) and args.tol > 0):
         raise ValueError(f"--tol: must be a finite number > 0, got {args.tol:g}")
     if not 2 <= args.tradeoff_points <= TRADEOFF_POINTS_MAX:
-        raise ValueError(f"--tradeoff-points: must be in [2, {TRADEOFF_POINTS_MAX}] (thresholds per pair's "
-                         f"trade-off curve), got {args.tradeoff_points}")
+        raise ValueError(
+            f"--tradeoff-points: must be in [2, {TRADEOFF_POINTS_MAX}] (thresholds per pair's "
+            f"trade-off curve), got {args.tradeoff_points}"
+        )
     if args.limit_pairs is not None and args.limit_pairs < 1:
         raise ValueError(f"--limit-pairs must be >= 1, got {args.limit_pairs}")
     if args.workers is not None and args.workers < 1:
@@ -115,8 +132,10 @@ def _load(spec: str):
         return path.stem, alloc
     if path.suffix.lower() in (".csv", ".toml"):
         raise FileNotFoundError(f"--allocation: no such file {spec!r}")
-    raise ValueError(f"--allocation: unknown allocation {spec!r}; built-in names are {', '.join(BUILTIN_NAMES)}, "
-                     "or give a .csv/.toml file")
+    raise ValueError(
+        f"--allocation: unknown allocation {spec!r}; built-in names are {', '.join(BUILTIN_NAMES)}, "
+        "or give a .csv/.toml file"
+    )
 
 
 def run(args) -> int:
@@ -156,10 +175,22 @@ def run(args) -> int:
             only.append((i, j))
     patterns, note = release_patterns(name, alloc)
     cache = args.cache or os.path.join("runs", "pairs-cache", name)
-    prof = release_profile(alloc, patterns, eps or None, tol=args.tol, tradeoff=args.tradeoff,
-                           tradeoff_n=args.tradeoff_points, limit_pairs=args.limit_pairs, only_pairs=only,
-                           workers=args.workers, scheduler=args.scheduler, cache_dir=cache,
-                           progress=not args.no_progress, note=note, delta_zcdp=delta_zcdp)
+    prof = release_profile(
+        alloc,
+        patterns,
+        eps or None,
+        tol=args.tol,
+        tradeoff=args.tradeoff,
+        tradeoff_n=args.tradeoff_points,
+        limit_pairs=args.limit_pairs,
+        only_pairs=only,
+        workers=args.workers,
+        scheduler=args.scheduler,
+        cache_dir=cache,
+        progress=not args.no_progress,
+        note=note,
+        delta_zcdp=delta_zcdp,
+    )
     s = prof.summary
     s["allocation"] = name
     if not s["complete"]:
@@ -181,16 +212,20 @@ def run(args) -> int:
 
     print(f"{name}: {s['n_pairs']} of {s['n_pairs_all']} pairs of {s['n_paths']} paths, rho = {s['rho']}")
     print(f"note: {s['note']}")
-    print(f"{'eps':>22}  {'worst pair':>10}  {'max delta (midpoint)':>27}  {'± error (up)':>12}  "
-          f"{'max delta upper (up)':>27}  {'main [13,13]':>16}  {'zCDP claim (BS)':>15}  certain  tol met")
+    print(
+        f"{'eps':>22}  {'worst pair':>10}  {'max delta (midpoint)':>27}  {'± error (up)':>12}  "
+        f"{'max delta upper (up)':>27}  {'main [13,13]':>16}  {'zCDP claim (BS)':>15}  certain  tol met"
+    )
     for g in s["grid"]:
         pair = "-".join(map(str, g["worst_pair"]))
         eps = g["eps"] if len(g["eps"]) <= 22 else decimal_string(g["eps"], 16, "nearest", notation="auto")
         tol_met = "yes" if g.get("tolerance_met", True) else f"NO ({g.get('n_tolerance_misses', '?')})"
-        print(f"{eps:>22}  {pair:>10}  {g['worst_delta']:>27}  {g['worst_delta_error']:>12}  "
-              f"{g['worst_delta_upper']:>27}  {short(g['main_pair_delta'], 10):>16}  "
-              f"{short(g['zcdp_claim_delta'], 6, 'up'):>15}  "
-              f"{'yes' if g['certain'] else 'no (' + str(len(g['candidates'])) + ')':>7}  {tol_met}")
+        print(
+            f"{eps:>22}  {pair:>10}  {g['worst_delta']:>27}  {g['worst_delta_error']:>12}  "
+            f"{g['worst_delta_upper']:>27}  {short(g['main_pair_delta'], 10):>16}  "
+            f"{short(g['zcdp_claim_delta'], 6, 'up'):>15}  "
+            f"{'yes' if g['certain'] else 'no (' + str(len(g['candidates'])) + ')':>7}  {tol_met}"
+        )
     if "tradeoff_envelope" in s:
         print(f"trade-off envelope: {s['tradeoff_envelope']['n_points']} vertices")
     if warning:
@@ -207,16 +242,21 @@ def tolerance_warning(s: dict) -> str | None:
     parts = []
     n = s.get("n_tolerance_misses", 0)
     if n:
-        listed = "; ".join(f"[{m['pair'][0]}, {m['pair'][1]}] at eps = {m['eps']}: error {m['delta_error']}"
-                           for m in s.get("tolerance_misses", [])[:5])
+        listed = "; ".join(
+            f"[{m['pair'][0]}, {m['pair'][1]}] at eps = {m['eps']}: error {m['delta_error']}"
+            for m in s.get("tolerance_misses", [])[:5]
+        )
         more = n - min(5, len(s.get("tolerance_misses", [])))
-        parts.append(f"{n} pair result(s) missed tol {s.get('tol', 0):g} / rtol {s.get('rtol', 0):g}: {listed}"
-                     + (f"; and {more} more" if more > 0 else ""))
+        parts.append(
+            f"{n} pair result(s) missed tol {s.get('tol', 0):g} / rtol {s.get('rtol', 0):g}: {listed}"
+            + (f"; and {more} more" if more > 0 else "")
+        )
     t = s.get("tradeoff_tolerance_misses") or []
     if t:
         listed = ", ".join(f"[{i}, {j}]" for i, j in t[:10]) + (f" and {len(t) - 10} more" if len(t) > 10 else "")
         parts.append(f"trade-off curves of {len(t)} pair(s) missed tradeoff_tol {s.get('tradeoff_tol', 0):g}: {listed}")
     if not parts:
         return None
-    return ("warning: tolerance not met (the intervals are still rigorous, only wider than requested): "
-            + " | ".join(parts))
+    return "warning: tolerance not met (the intervals are still rigorous, only wider than requested): " + " | ".join(
+        parts
+    )

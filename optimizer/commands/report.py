@@ -25,22 +25,42 @@ HELP = "write runs/<scenario>/report/ (report.html, report.md, figures, tables; 
 
 
 def configure(p) -> None:
-    p.add_argument("--scenario", default="dhc-persons",
-                   help="scenario name (scenarios/<name>.toml) or path of a scenario file (default dhc-persons)")
+    p.add_argument(
+        "--scenario",
+        default="dhc-persons",
+        help="scenario name (scenarios/<name>.toml) or path of a scenario file (default dhc-persons)",
+    )
     p.add_argument("--run-dir", default=None, help="optimizer output directory (default runs/<scenario>)")
     p.add_argument("--out", default=None, help="report directory (default runs/<scenario>/report)")
-    p.add_argument("--publish", action="store_true",
-                   help="write the committed reports/<scenario>/ instead (regenerate it on purpose)")
-    p.add_argument("--skip-optimize", action="store_true",
-                   help="never run the optimizer; use what the run directory has (else accounting-only)")
-    p.add_argument("--trials", type=int, default=3,
-                   help="Optuna trials when the optimizer has to run (default 3, so `make demo` takes minutes; "
-                        "the calibrated zCDP-optimum shape is already within ~1e-5 of the search's best); "
-                        "0 = the scenario's own trial count")
-    p.add_argument("--force", action="store_true",
-                   help="recompute the optimizer run even if the run directory has a valid one (overwrites it)")
-    p.add_argument("--scheduler", default=None, metavar="ADDRESS",
-                   help="Dask scheduler (tcp://HOST:PORT) for the optimizer's all-pairs confirmation")
+    p.add_argument(
+        "--publish",
+        action="store_true",
+        help="write the committed reports/<scenario>/ instead (regenerate it on purpose)",
+    )
+    p.add_argument(
+        "--skip-optimize",
+        action="store_true",
+        help="never run the optimizer; use what the run directory has (else accounting-only)",
+    )
+    p.add_argument(
+        "--trials",
+        type=int,
+        default=3,
+        help="Optuna trials when the optimizer has to run (default 3, so `make demo` takes minutes; "
+        "the calibrated zCDP-optimum shape is already within ~1e-5 of the search's best); "
+        "0 = the scenario's own trial count",
+    )
+    p.add_argument(
+        "--force",
+        action="store_true",
+        help="recompute the optimizer run even if the run directory has a valid one (overwrites it)",
+    )
+    p.add_argument(
+        "--scheduler",
+        default=None,
+        metavar="ADDRESS",
+        help="Dask scheduler (tcp://HOST:PORT) for the optimizer's all-pairs confirmation",
+    )
     p.add_argument("--quiet", action="store_true", help="no progress output")
 
 
@@ -54,8 +74,9 @@ def _progress(quiet: bool):
     return say
 
 
-def run_optimizer(scenario_name: str, run_dir: Path, say, trials: int = 0, scheduler: str | None = None,
-                  quiet: bool = False) -> bool:
+def run_optimizer(
+    scenario_name: str, run_dir: Path, say, trials: int = 0, scheduler: str | None = None, quiet: bool = False
+) -> bool:
     """Run the optimizer pipeline for the scenario and write its result into ``run_dir``
     (``trials`` > 0 overrides the scenario's trial count); True when a result was written."""
     from optimizer.pipeline import optimize, spec_for
@@ -102,8 +123,10 @@ def output_dir(args, scenario_name: str) -> Path:
 
     publish = bool(getattr(args, "publish", False))
     if args.out and publish:
-        raise ValueError(f"--out {args.out} and --publish contradict each other (--publish writes "
-                         f"{default_report_dir(scenario_name, publish=True)}); give one of them")
+        raise ValueError(
+            f"--out {args.out} and --publish contradict each other (--publish writes "
+            f"{default_report_dir(scenario_name, publish=True)}); give one of them"
+        )
     return Path(args.out) if args.out else default_report_dir(scenario_name, publish=publish)
 
 

@@ -26,16 +26,26 @@ def configure(p) -> None:
     r.add_argument("--skip-optimize", action="store_true", help="accounting-only unless optimizer output exists")
     r.add_argument("--trials", type=int, default=0, help="Optuna trials (default 0 = the scenario's count)")
     r.add_argument("--force", action="store_true", help="recompute the optimizer run even if one exists")
-    r.add_argument("--scheduler", default=None, metavar="ADDRESS",
-                   help="Dask scheduler (tcp://HOST:PORT) for the all-pairs confirmation")
-    r.add_argument("--publish", action="store_true",
-                   help="write the report into the committed reports/<name>/ (default runs/<name>/report/)")
+    r.add_argument(
+        "--scheduler",
+        default=None,
+        metavar="ADDRESS",
+        help="Dask scheduler (tcp://HOST:PORT) for the all-pairs confirmation",
+    )
+    r.add_argument(
+        "--publish",
+        action="store_true",
+        help="write the report into the committed reports/<name>/ (default runs/<name>/report/)",
+    )
     c = sub.add_parser("compare", help="one table over scenarios: runs/scenario_comparison.csv/.md")
     c.add_argument("names", nargs="*", help="scenario names (default: all)")
     c.add_argument("--runs", default="runs", help="optimizer outputs root (default runs)")
     c.add_argument("--out", default=None, help="output directory (default runs)")
-    c.add_argument("--publish", action="store_true",
-                   help="write the committed reports/scenario_comparison.{csv,md} (regenerate on purpose)")
+    c.add_argument(
+        "--publish",
+        action="store_true",
+        help="write the committed reports/scenario_comparison.{csv,md} (regenerate on purpose)",
+    )
     for q in (r, c):
         q.add_argument("--quiet", action="store_true", help="no progress output")
 
@@ -46,21 +56,34 @@ def run(args) -> int:
     if args.action == "list":
         for name in list_scenarios():
             sc = load_scenario(name)
-            print(f"{name:28s} {sc.allocation:14s} {sc.conversion:12s} delta={sc.target_delta_text:7s} {sc.description}")
+            print(
+                f"{name:28s} {sc.allocation:14s} {sc.conversion:12s} delta={sc.target_delta_text:7s} {sc.description}"
+            )
         return 0
     if args.action == "run":
         from . import report
 
-        ns = argparse.Namespace(scenario=args.name, run_dir=None, out=None, skip_optimize=args.skip_optimize,
-                                quiet=args.quiet, trials=args.trials, force=args.force, publish=args.publish,
-                                require_confirmed=not args.skip_optimize, scheduler=args.scheduler)
+        ns = argparse.Namespace(
+            scenario=args.name,
+            run_dir=None,
+            out=None,
+            skip_optimize=args.skip_optimize,
+            quiet=args.quiet,
+            trials=args.trials,
+            force=args.force,
+            publish=args.publish,
+            require_confirmed=not args.skip_optimize,
+            scheduler=args.scheduler,
+        )
         return report.run(ns)
     from optimizer.report import compare_scenarios, default_comparison_dir, write_comparison
     from optimizer.atomic import check_writable
 
     if args.out and args.publish:
-        raise ValueError(f"--out {args.out} and --publish contradict each other (--publish writes "
-                         f"{default_comparison_dir(publish=True)}/); give one of them")
+        raise ValueError(
+            f"--out {args.out} and --publish contradict each other (--publish writes "
+            f"{default_comparison_dir(publish=True)}/); give one of them"
+        )
     out_dir = args.out or default_comparison_dir(publish=args.publish)
     for name in ("scenario_comparison.csv", "scenario_comparison.md"):
         check_writable(f"{out_dir}/{name}")  # before any work

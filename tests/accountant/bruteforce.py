@@ -5,6 +5,7 @@
 * ``delta_direct``: δ(ε) = Σ_o max(0, P(o) − e^ε Q(o)) by enumerating *joint outcomes* of a
   small composition (does not use the privacy-loss/lattice reduction at all).
 """
+
 from __future__ import annotations
 
 import itertools

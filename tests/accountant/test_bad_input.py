@@ -1,4 +1,5 @@
 """Every public entry point rejects bad input with a clear message naming the value."""
+
 import math
 from fractions import Fraction as F
 

@@ -1,4 +1,5 @@
 """The coarsened-lattice sandwich (accountant.coarse) brackets the exact tail."""
+
 from fractions import Fraction as F
 
 import mpmath

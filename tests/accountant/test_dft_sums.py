@@ -1,4 +1,5 @@
 """Kernel sums over arithmetic progressions of thresholds by one DFT (accountant.quadrature)."""
+
 import random
 from fractions import Fraction as F
 

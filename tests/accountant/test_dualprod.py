@@ -1,4 +1,5 @@
 """The Poisson-dual product of accountant.dualprod against Arb's theta functions."""
+
 from fractions import Fraction as F
 
 import numpy as np
@@ -30,8 +31,12 @@ def _close(x, y, rel_bits=150):
 
 
 def test_dual_product_matches_theta_at_peak_and_far_nodes():
-    groups = [LatticeGroup(F(10000, 73), 3796, 18), LatticeGroup(F(130000, 48673), 1, 4),
-              LatticeGroup(F(1, 20), 7, 1), LatticeGroup(F(909), 572, 20)]
+    groups = [
+        LatticeGroup(F(10000, 73), 3796, 18),
+        LatticeGroup(F(130000, 48673), 1, 4),
+        LatticeGroup(F(1, 20), 7, 1),
+        LatticeGroup(F(909), 572, 20),
+    ]
     N = 400_003
     nodes = [0, 1, 2, 105, 106, 53, 20000, 200001, 399, 54321]
     ref, ref0, dual, dual0 = _both(groups, nodes, N, 0.0123)
@@ -42,8 +47,12 @@ def test_dual_product_matches_theta_at_peak_and_far_nodes():
 
 @settings(max_examples=40, deadline=None)
 @given(
-    st.lists(st.tuples(st.fractions(F(1, 20), F(3000)), st.integers(1, 10**5), st.integers(1, 30)),
-             min_size=1, max_size=6, unique_by=lambda t: t[0]),
+    st.lists(
+        st.tuples(st.fractions(F(1, 20), F(3000)), st.integers(1, 10**5), st.integers(1, 30)),
+        min_size=1,
+        max_size=6,
+        unique_by=lambda t: t[0],
+    ),
     st.integers(64, 10**7),
     st.lists(st.integers(0, 10**7), min_size=1, max_size=8),
     st.floats(1e-6, 0.5),
@@ -71,8 +80,12 @@ def test_kernel_runs_match_direct_sums():
 
 @settings(max_examples=25, deadline=None)
 @given(
-    st.lists(st.tuples(st.fractions(F(1, 20), F(3000)), st.integers(1, 10**5), st.integers(1, 30)),
-             min_size=1, max_size=5, unique_by=lambda t: t[0]),
+    st.lists(
+        st.tuples(st.fractions(F(1, 20), F(3000)), st.integers(1, 10**5), st.integers(1, 30)),
+        min_size=1,
+        max_size=5,
+        unique_by=lambda t: t[0],
+    ),
     st.integers(64, 10**7),
     st.lists(st.tuples(st.integers(0, 10**7), st.integers(1, 40)), min_size=1, max_size=4),
     st.floats(1e-6, 0.5),

@@ -6,6 +6,7 @@ The reference is computed here from scratch: the lattice weights b_k = L·s_k/σ
 smallest scale making them coprime integers) and the exact law of Y = Σ_k b_k X_k by direct
 convolution of discrete Gaussian pmfs in mpmath — no code of accountant/ is used for it.
 """
+
 from __future__ import annotations
 
 import functools
@@ -173,10 +174,13 @@ def test_ball_tails_contain_the_convolution(name):
                 assert lo - SLACK <= ref <= hi + SLACK, (name, kind, k, lo, hi, ref)
 
 
-@pytest.mark.parametrize("kind, config", [
-    ("trapezoid", EngineConfig(direct_pmf_max_span=0)),
-    ("pmf", EngineConfig(direct_pmf_max_span=10**7)),
-])
+@pytest.mark.parametrize(
+    "kind, config",
+    [
+        ("trapezoid", EngineConfig(direct_pmf_max_span=0)),
+        ("pmf", EngineConfig(direct_pmf_max_span=10**7)),
+    ],
+)
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_composition_forced_by_config_carries_its_diagnostics(name, kind, config):
     """A Composition with an EngineConfig uses the forced engine, and every result says so."""

@@ -1,4 +1,5 @@
 """The certified accountant against independent references: brute force, closed forms, limits."""
+
 from __future__ import annotations
 
 from fractions import Fraction as F
@@ -22,9 +23,7 @@ def _groups(comp: Composition):
 
 
 def test_tails_match_explicit_convolution_heterogeneous():
-    comp = Composition(
-        {DiscreteGaussian(F(3, 2)): 2, DiscreteGaussian(F(5, 2)): 1, DiscreteGaussian(7): 2}
-    )
+    comp = Composition({DiscreteGaussian(F(3, 2)): 2, DiscreteGaussian(F(5, 2)): 1, DiscreteGaussian(7): 2})
     assert comp.lattice.weights == (70, 42, 15)
     dist = lattice_pmf(_groups(comp))
     ks = [-200, -15, 0, 1, 2, 57, 140, 300, 520, 800]

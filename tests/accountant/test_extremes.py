@@ -1,6 +1,7 @@
 """Issue 12: the accountant at the extremes, checked against the independent certified oracle
 (tests/accountant/oracle.py): tiny and near-1 α, deep δ, σ² < 0.5, shifts up to 3, huge ε,
 contracts, flags, error messages.  Every interval must contain (overlap) the oracle's enclosure."""
+
 from __future__ import annotations
 
 import time
@@ -14,9 +15,9 @@ from accountant.certified import Certified
 from tests.accountant import oracle as O
 
 CASES = [
-    [(F(1, 3), 2, 2)],                      # σ² < 0.5, shift 2
-    [(F(2, 5), 3, 1), (F(7, 3), 1, 1)],     # shift 3, coprime denominators
-    [(F(5, 2), 1, 20), (F(3, 7), 1, 3)],    # a block of identical components
+    [(F(1, 3), 2, 2)],  # σ² < 0.5, shift 2
+    [(F(2, 5), 3, 1), (F(7, 3), 1, 1)],  # shift 3, coprime denominators
+    [(F(5, 2), 1, 20), (F(3, 7), 1, 3)],  # a block of identical components
 ]
 
 
@@ -30,8 +31,9 @@ def overlaps(c: Certified, enc) -> bool:
 
 
 @pytest.mark.parametrize("spec", CASES)
-@pytest.mark.parametrize("alpha", [F(1, 10**40), F(1, 10**30), 1 - F(1, 10**20), 1 - F(1, 10**30),
-                                   F(1, 2), F(3, 10**6)])
+@pytest.mark.parametrize(
+    "alpha", [F(1, 10**40), F(1, 10**30), 1 - F(1, 10**20), 1 - F(1, 10**30), F(1, 2), F(3, 10**6)]
+)
 def test_beta_extreme_alpha_contains_oracle(spec, alpha):
     b = comp(spec).tradeoff(alpha, tol=1e-35)
     enc = O.beta(spec, alpha, mass_tol=1e-150)
@@ -49,8 +51,13 @@ def test_deep_delta_contains_oracle_and_meets_rtol(spec, eps):
 
 
 @settings(max_examples=25, deadline=None)
-@given(num=st.integers(1, 40), den=st.integers(1, 20), shift=st.integers(1, 3), mult=st.integers(1, 3),
-       eps=st.fractions(0, 12, max_denominator=100))
+@given(
+    num=st.integers(1, 40),
+    den=st.integers(1, 20),
+    shift=st.integers(1, 3),
+    mult=st.integers(1, 3),
+    eps=st.fractions(0, 12, max_denominator=100),
+)
 def test_delta_property_contains_oracle(num, den, shift, mult, eps):
     s2 = F(num, den)
     if not (F(1, 5) <= s2 <= 8):
@@ -211,8 +218,7 @@ def test_beta_on_costly_split_chain_answers_within_limit():
     """Item 10: a 6-component composition whose exact split chain costs ~3e7 leaf thresholds per
     threshold took > 100 s per β; its β search now runs on the coarse sandwich (flagged), while
     δ keeps the exact chain (tolerance met)."""
-    comps = [(F(4, 13), -3), (F(149, 48), -3), (F(149, 91), -3), (F(2153, 52), -3), (F(247, 53), 1),
-             (F(900, 98), 2)]
+    comps = [(F(4, 13), -3), (F(149, 48), -3), (F(149, 91), -3), (F(2153, 52), -3), (F(247, 53), 1), (F(900, 98), 2)]
     c = Composition([D(s2, shift=s) for s2, s in comps])
     b = _limit(c.tradeoff, 20, F(1894, 4705))
     assert 0 < b.lower <= b.upper < 1 and not b.tolerance_met and b.error < 0.05 * b.value

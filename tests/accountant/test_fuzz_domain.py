@@ -11,6 +11,7 @@ Compositions with no common structure in their σ² denominators have lattices t
 the exact engines; they are answered by the certified coarse sandwich (accountant.coarse),
 which must then flag the tolerance miss.
 """
+
 from __future__ import annotations
 
 import time
@@ -28,11 +29,13 @@ DELTA_LIMIT_S = 120.0
 BETA_LIMIT_S = 120.0
 
 sigma2 = st.builds(lambda q, p: F(p, q), st.integers(1, 100), st.integers(1, 50_000)).filter(
-    lambda s: F(1, 5) <= s <= 500)
+    lambda s: F(1, 5) <= s <= 500
+)
 component = st.tuples(sigma2, st.sampled_from([-3, -2, -1, 1, 2, 3]))
 eps_st = st.fractions(0, 50, max_denominator=100)
-alpha_st = st.one_of(st.fractions(0, 1, max_denominator=10**6),
-                     st.sampled_from([F(1, 10**30), 1 - F(1, 10**20), F(0), F(1)]))
+alpha_st = st.one_of(
+    st.fractions(0, 1, max_denominator=10**6), st.sampled_from([F(1, 10**30), 1 - F(1, 10**20), F(0), F(1)])
+)
 
 
 def timed(limit, f, *a):
@@ -53,8 +56,14 @@ def check_interval(c):
 # no shrinking: a failing example is reported as drawn (shrinking slow calls takes minutes);
 # derandomized: the same draws on every machine (the campaign is a regression guard; wider
 # random campaigns: `HYPOTHESIS_PROFILE` or the survey in the issue-12 note)
-@settings(max_examples=6, deadline=None, derandomize=True, database=None, suppress_health_check=[HealthCheck.too_slow],
-          phases=[Phase.explicit, Phase.reuse, Phase.generate])
+@settings(
+    max_examples=6,
+    deadline=None,
+    derandomize=True,
+    database=None,
+    suppress_health_check=[HealthCheck.too_slow],
+    phases=[Phase.explicit, Phase.reuse, Phase.generate],
+)
 @given(comps=st.lists(component, min_size=1, max_size=6), eps=eps_st, alpha=alpha_st)
 def test_fuzz_small_compositions(comps, eps, alpha):
     c = Composition([D(s2, shift=s) for s2, s in comps])

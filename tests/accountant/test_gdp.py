@@ -75,9 +75,7 @@ def brute_delta(dist, offset, w, rho, eps):
     with mpmath.workdps(60):
         e, r, ww = mpmath.mpf(eps), mpmath.mpf(rho), mpmath.mpf(w)
         return mpmath.fsum(
-            p * (1 - mpmath.exp(e - r - ww * (i - offset)))
-            for i, p in enumerate(dist)
-            if r + ww * (i - offset) > e
+            p * (1 - mpmath.exp(e - r - ww * (i - offset))) for i, p in enumerate(dist) if r + ww * (i - offset) > e
         )
 
 
@@ -187,7 +185,7 @@ def test_cumulants_large_sigma_asymptotics():
     # κ₄ ≈ 2q(π²/t²)², q = e^{−π²/t}, t = 1/(2σ²): leading theta-dual term, corrections O(q).
     with mpmath.workdps(60):
         t = mpmath.mpf(1) / 10
-        lead = 2 * mpmath.exp(-mpmath.pi**2 / t) * (mpmath.pi**2 / t**2) ** 2
+        lead = 2 * mpmath.exp(-(mpmath.pi**2) / t) * (mpmath.pi**2 / t**2) ** 2
         k2, k4 = gdp.discrete_gaussian_cumulants(5)
         assert rel(k4, lead) < mpmath.mpf("1e-30")
         assert abs(k2 - 5) < mpmath.mpf("1e-35")

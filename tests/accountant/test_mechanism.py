@@ -1,4 +1,5 @@
 """Validation of the exact mechanism specification."""
+
 from fractions import Fraction
 
 import math

@@ -3,6 +3,7 @@
 These tests do not use the library: they check the oracle against closed forms, against the
 joint-outcome enumeration, and against structural identities of the trade-off curve.
 """
+
 from __future__ import annotations
 
 import ast
@@ -64,8 +65,10 @@ def test_exp_enclosure():
 
 
 # ------------------------------------------------------------------ (i) mass accounting
-@pytest.mark.parametrize("comps", [SMALL, MIXED, [(F(1000), 1, 2)], [(F(250), 3, 1), (F(1, 1000), 1, 1)],
-                                   [(F(1, 10), 1, 1), (F(1000), 1, 1)]])
+@pytest.mark.parametrize(
+    "comps",
+    [SMALL, MIXED, [(F(1000), 1, 2)], [(F(250), 3, 1), (F(1, 1000), 1, 1)], [(F(1, 10), 1, 1), (F(1000), 1, 1)]],
+)
 def test_pmf_sums_to_one_within_E(comps):
     pe = O.pmf_enclosure(comps)
     masses, e = pe
@@ -125,13 +128,16 @@ def test_discrete_gaussian_enclosure():
 
 
 # ------------------------------------------------------------------ (iii) lattice reduction vs joint outcomes
-@pytest.mark.parametrize("mechs", [
-    [(F(1, 2), 1), (F(2, 3), 1)],
-    [(F(1), 1), (F(3, 2), 2)],
-    [(F(1, 3), 2), (F(1, 3), 2)],
-    [(F(250), 3), (F(1, 1000), 1)],  # b = (3, 250000)
-    [(F(1, 2), 1), (F(2, 3), 1), (F(1), 2)],
-])
+@pytest.mark.parametrize(
+    "mechs",
+    [
+        [(F(1, 2), 1), (F(2, 3), 1)],
+        [(F(1), 1), (F(3, 2), 2)],
+        [(F(1, 3), 2), (F(1, 3), 2)],
+        [(F(250), 3), (F(1, 1000), 1)],  # b = (3, 250000)
+        [(F(1, 2), 1), (F(2, 3), 1), (F(1), 2)],
+    ],
+)
 def test_delta_matches_joint_enumeration(mechs):
     comps = [(s2, s, 1) for s2, s in mechs]
     for eps in ["0", "0.5", "1.3", "3", F(7, 3)]:
@@ -172,8 +178,23 @@ def test_delta_is_the_best_vertex(comps):
 
 
 # ------------------------------------------------------------------ (iv) trade-off curve
-ALPHAS = ["1e-40", "1e-30", "1e-12", "1e-6", "0.001", "0.01", "0.1", "0.25", "0.5", "0.75", "0.9",
-          "0.999", F(1) - F(1, 10**12), F(1) - F(1, 10**20), F(1) - F(1, 10**30)]
+ALPHAS = [
+    "1e-40",
+    "1e-30",
+    "1e-12",
+    "1e-6",
+    "0.001",
+    "0.01",
+    "0.1",
+    "0.25",
+    "0.5",
+    "0.75",
+    "0.9",
+    "0.999",
+    F(1) - F(1, 10**12),
+    F(1) - F(1, 10**20),
+    F(1) - F(1, 10**30),
+]
 
 
 @pytest.mark.parametrize("comps", [SMALL, MIXED, [(F(1000), 1, 2)]])
@@ -219,8 +240,7 @@ def test_beta_at_vertices_and_midpoints(comps):
 
 
 def test_beta_extremes_sample():
-    for a, expect in [("1e-30", "0.99999999999728178629956"),
-                      (F(1) - F(1, 10**30), "2.1674939631200506916279e-59")]:
+    for a, expect in [("1e-30", "0.99999999999728178629956"), (F(1) - F(1, 10**30), "2.1674939631200506916279e-59")]:
         enc = O.beta(SMALL, a)
         with mpmath.workdps(40):
             e = mpmath.mpf(expect)

@@ -1,4 +1,5 @@
 """The pmf-table engine and nested splits against explicit convolution and the direct trapezoid."""
+
 from fractions import Fraction as F
 
 import mpmath
@@ -34,9 +35,11 @@ def test_pmf_engine_brackets_convolution_and_meets_target():
 @settings(max_examples=10, deadline=None)
 @given(
     st.lists(
-        st.tuples(st.fractions(min_value=F(1, 4), max_value=F(4), max_denominator=9),
-                  st.integers(1, 6), st.integers(1, 2)),
-        min_size=1, max_size=3,
+        st.tuples(
+            st.fractions(min_value=F(1, 4), max_value=F(4), max_denominator=9), st.integers(1, 6), st.integers(1, 2)
+        ),
+        min_size=1,
+        max_size=3,
     ),
     st.integers(-40, 40),
 )
@@ -57,8 +60,10 @@ def test_nested_split_of_three_families_matches_convolution():
     """Y = 9973·(2X₁ + X₂) + 101·X₃ + X₄: two splits down to a pmf table."""
     s2 = F(1, 8)
     groups = (
-        LatticeGroup(s2, 2 * 9973, 1), LatticeGroup(s2, 9973, 1),
-        LatticeGroup(s2, 101, 1), LatticeGroup(s2, 1, 1),
+        LatticeGroup(s2, 2 * 9973, 1),
+        LatticeGroup(s2, 9973, 1),
+        LatticeGroup(s2, 101, 1),
+        LatticeGroup(s2, 1, 1),
     )
     plan = find_nested(groups, max_span=400)  # small leaf: force the chain of splits
     assert plan is not None and plan[1][0] != "pmf" and plan[1][4][0] != "pmf"  # two splits

@@ -1,5 +1,6 @@
 """Per-member pruning levels of the tilted trapezoid (accountant.quadrature) change the work,
 not the answer: tails agree with the single-level evaluation and meet their targets."""
+
 from fractions import Fraction as F
 
 import mpmath
@@ -11,8 +12,10 @@ from .bruteforce import lattice_pmf, tail
 
 
 def _comp(config=EngineConfig()):
-    return Composition({DiscreteGaussian(F(10000, 73)): 6, DiscreteGaussian(F(130000, 48673)): 3,
-                        DiscreteGaussian(F(1000, 11)): 4}, config=config)
+    return Composition(
+        {DiscreteGaussian(F(10000, 73)): 6, DiscreteGaussian(F(130000, 48673)): 3, DiscreteGaussian(F(1000, 11)): 4},
+        config=config,
+    )
 
 
 def test_levels_agree_with_single_level_on_a_tradeoff_curve():

@@ -4,6 +4,7 @@ Reference values: the paper's released CSVs (optimizer/data/dhc_persons_exact_ep
 optimizer/data/dhc_persons_exact_tradeoff_main_13_13.csv) and the targets of docs/method.md.
 Each tolerance is what the reference itself supports (see comments).
 """
+
 from __future__ import annotations
 
 import csv

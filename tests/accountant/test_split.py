@@ -1,4 +1,5 @@
 """The exact split Y = d_A·U + d_B·V against the direct trapezoid and explicit convolution."""
+
 import functools
 import math
 from fractions import Fraction as F
@@ -131,7 +132,9 @@ def test_fixed_point_window_sums_match_ball_products():
     ks = list(range(-400, 900, 23))
     targets = [1e-30] * len(ks)
     fast = SplitEngine(PmfEngine(A), PmfEngine(B), d_a, d_b, v_u).tails(ks, targets)
-    slow = SplitEngine(PmfEngine(A), PmfEngine(B), d_a, d_b, v_u, EngineConfig(split_fixed_point=False)).tails(ks, targets)
+    slow = SplitEngine(PmfEngine(A), PmfEngine(B), d_a, d_b, v_u, EngineConfig(split_fixed_point=False)).tails(
+        ks, targets
+    )
     full = [(g.sigma2, g.b * d_a, g.mult) for g in A] + [(g.sigma2, g.b * d_b, g.mult) for g in B]
     dist = lattice_pmf(full)
     for k, a, b in zip(ks, fast, slow):

@@ -13,8 +13,13 @@ from optimizer.allocation import BUILTIN_NAMES, Allocation, AllocationError, Geo
 DHC_LEVELS = ("US", "State", "County", "Prim", "Tract_Subset_Group", "Tract_Subset", "Block_Group", "Block")
 # DHC-P per-geolevel totals, from the DAS strategy table (in 1/10000 units: 949, 12987, 4960, ...).
 DHC_P_LEVEL_TOTALS = {
-    "US": F(949, 10000), "State": F(12987, 10000), "County": F(4960, 10000), "Prim": F(6214, 10000),
-    "Tract_Subset_Group": F(6214, 10000), "Tract_Subset": F(13888, 10000), "Block_Group": F(4300, 10000),
+    "US": F(949, 10000),
+    "State": F(12987, 10000),
+    "County": F(4960, 10000),
+    "Prim": F(6214, 10000),
+    "Tract_Subset_Group": F(6214, 10000),
+    "Tract_Subset": F(13888, 10000),
+    "Block_Group": F(4300, 10000),
     "Block": F(110, 10000),
 }
 
@@ -31,11 +36,15 @@ def csv_file(tmp_path, body, header=HEADER, name="alloc.csv"):
 @pytest.mark.parametrize(
     "name,total,n_levels",
     [
-        ("dhc-persons", F(24811, 5000), 8), ("dhc-persons-pr", F(24811, 5000), 7),
-        ("dhc-units", F(15401, 2000), 8), ("dhc-units-pr", F(15401, 2000), 7),
+        ("dhc-persons", F(24811, 5000), 8),
+        ("dhc-persons-pr", F(24811, 5000), 7),
+        ("dhc-units", F(15401, 2000), 8),
+        ("dhc-units-pr", F(15401, 2000), 7),
         # PL94: rho = (1/global_scale)^2 with global_scale 339/542 (persons), 12343/3379 (units)
-        ("pl94-persons", F(542, 339) ** 2, 6), ("pl94-persons-pr", F(542, 339) ** 2, 5),
-        ("pl94-units", F(3379, 12343) ** 2, 6), ("pl94-units-pr", F(3379, 12343) ** 2, 5),
+        ("pl94-persons", F(542, 339) ** 2, 6),
+        ("pl94-persons-pr", F(542, 339) ** 2, 5),
+        ("pl94-units", F(3379, 12343) ** 2, 6),
+        ("pl94-units-pr", F(3379, 12343) ** 2, 5),
     ],
 )
 def test_builtin_totals(name, total, n_levels):
@@ -50,8 +59,14 @@ def test_builtin_totals(name, total, n_levels):
 
 def test_builtin_names_complete():
     assert set(BUILTIN_NAMES) == {
-        "dhc-persons", "dhc-persons-pr", "dhc-units", "dhc-units-pr",
-        "pl94-persons", "pl94-persons-pr", "pl94-units", "pl94-units-pr",
+        "dhc-persons",
+        "dhc-persons-pr",
+        "dhc-units",
+        "dhc-units-pr",
+        "pl94-persons",
+        "pl94-persons-pr",
+        "pl94-units",
+        "pl94-units-pr",
     }
     with pytest.raises(ValueError, match="unknown allocation 'dhc'.*dhc-persons"):
         load_builtin("dhc")
@@ -232,7 +247,9 @@ def test_toml_good():
 def test_toml_errors_name_line_and_field(tmp_path):
     p = tmp_path / "s.toml"
     p.write_text(GOOD_TOML.replace('detailed = "3/10"', 'detailed = "3/1O"'))
-    with pytest.raises(AllocationError, match=r"s.toml, line 13, field 'geolevel\[1\]\.queries\.'detailed'.*cannot parse"):
+    with pytest.raises(
+        AllocationError, match=r"s.toml, line 13, field 'geolevel\[1\]\.queries\.'detailed'.*cannot parse"
+    ):
         Allocation.from_toml(p)
     p.write_text(GOOD_TOML.replace('detailed = "3/10"', "detailed = 0.3"))
     with pytest.raises(AllocationError, match=r"line 13.*float 0.3"):
@@ -249,7 +266,7 @@ def test_toml_errors_name_line_and_field(tmp_path):
     p.write_text(GOOD_TOML.replace('"total" = "1/10"', '"total" = "-1/10"'))
     with pytest.raises(AllocationError, match=r"line 7.*rho must be > 0"):
         Allocation.from_toml(p)
-    p.write_text(GOOD_TOML.replace("total_rho = \"1/2\"", "totl_rho = \"1/2\""))
+    p.write_text(GOOD_TOML.replace('total_rho = "1/2"', 'totl_rho = "1/2"'))
     with pytest.raises(AllocationError, match=r"line 3, field 'totl_rho'.*unknown key"):
         Allocation.from_toml(p)
     p.write_text(GOOD_TOML + '\n[[geolevel]]\nname = "US"\nqueries = { detailed = "1/10" }\n')

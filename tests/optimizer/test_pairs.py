@@ -223,8 +223,16 @@ def test_decimal_envelope_equals_the_fraction_hull(seed, n_curves, n_points):
     # exact duplicates, points that differ from a hull vertex beyond float precision, and
     # vertices that round to x = 1.0 in floats
     x0, y0 = curves[0][0]
-    curves.append([(x0, y0), (x0, str(Decimal(y0) + Decimal("1e-30"))), (str(Decimal(x0) + Decimal("1e-35")), y0),
-                   ("9.99999999999999999999999e-1", "1.0e-31"), ("9.999999999999999999999999e-1", "3.1e-32"), ("1", "0")])
+    curves.append(
+        [
+            (x0, y0),
+            (x0, str(Decimal(y0) + Decimal("1e-30"))),
+            (str(Decimal(x0) + Decimal("1e-35")), y0),
+            ("9.99999999999999999999999e-1", "1.0e-31"),
+            ("9.999999999999999999999999e-1", "3.1e-32"),
+            ("1", "0"),
+        ]
+    )
     frac = lambda s: F(Decimal(s))  # noqa: E731
     exact = lower_convex_envelope([[(frac(x), frac(y)) for x, y in c] for c in curves])
     assert lower_convex_envelope_decimal(curves) == exact

@@ -74,8 +74,9 @@ def test_pair_job_dict_spec_and_tradeoff(paths):
 
 def test_release_profile_aggregates_and_resumes(tmp_path, monkeypatch):
     cache = tmp_path / "cache"
-    prof = P.release_profile("dhc-persons", eps=[EPS_1E10, "20"], only_pairs=FAST, workers=1,
-                             cache_dir=cache, progress=False)
+    prof = P.release_profile(
+        "dhc-persons", eps=[EPS_1E10, "20"], only_pairs=FAST, workers=1, cache_dir=cache, progress=False
+    )
     s = prof.summary
     assert s["n_pairs"] == 3 and s["n_pairs_all"] == 946 and not s["complete"]
     assert s["note"].startswith("published DHC-persons")
@@ -104,14 +105,23 @@ def test_release_profile_aggregates_and_resumes(tmp_path, monkeypatch):
         raise AssertionError("recomputed a cached pair")
 
     monkeypatch.setattr(accountant.Composition, "delta_curve", boom)
-    again = P.release_profile("dhc-persons", eps=[EPS_1E10, "20"], only_pairs=FAST, workers=1,
-                              cache_dir=cache, progress=False)
+    again = P.release_profile(
+        "dhc-persons", eps=[EPS_1E10, "20"], only_pairs=FAST, workers=1, cache_dir=cache, progress=False
+    )
     assert again.summary["grid"] == s["grid"]
 
 
 def test_release_profile_tradeoff_envelope(tmp_path):
-    prof = P.release_profile("dhc-persons", eps=["5"], only_pairs=[(1, 1), (13, 13)], tradeoff=True,
-                             tradeoff_n=21, workers=1, cache_dir=tmp_path, progress=False)
+    prof = P.release_profile(
+        "dhc-persons",
+        eps=["5"],
+        only_pairs=[(1, 1), (13, 13)],
+        tradeoff=True,
+        tradeoff_n=21,
+        workers=1,
+        cache_dir=tmp_path,
+        progress=False,
+    )
     env = prof.summary["tradeoff_envelope"]
     a = [mpmath.mpf(x) for x in env["alpha"]]
     b = [mpmath.mpf(x) for x in env["beta"]]

@@ -59,9 +59,7 @@ SPECS = [Spec("a", F(1, 3)), Spec("b", F(2, 7)), Spec("c", F(24811, 5000))]
 def test_canonical_json_and_id_by_hand():
     spec = Spec("a", F(1, 3))
     text = canonical_json(spec)
-    assert text == (
-        '{"__dataclass__":"tests.optimizer.test_runner.Spec","name":"a","rho":{"__fraction__":"1/3"}}'
-    )
+    assert text == ('{"__dataclass__":"tests.optimizer.test_runner.Spec","name":"a","rho":{"__fraction__":"1/3"}}')
     assert job_id(spec) == hashlib.sha256(text.encode()).hexdigest()
     # key order does not matter; exact values do
     assert canonical_json({"b": 1, "a": F(2, 4)}) == '{"a":{"__fraction__":"1/2"},"b":1}'
@@ -96,7 +94,7 @@ def test_serial_cache_and_resume(tmp_path):
     assert CALLS == ["a", "b", "c"]  # the duplicate spec is computed once
     assert first[0] == {"name": "a", "rho2": F(1, 9), "pair": [1, 2]}
     assert first[3] == first[0]
-    assert first[2]["rho2"] == F(24811 ** 2, 5000 ** 2)
+    assert first[2]["rho2"] == F(24811**2, 5000**2)
     files = sorted(p.name for p in tmp_path.iterdir())
     assert files == sorted(f"{job_id(s, square_rho)}.json" for s in SPECS)
     stored = json.loads((tmp_path / f"{job_id(SPECS[1], square_rho)}.json").read_text())
@@ -213,8 +211,10 @@ def test_dask_local_cluster(tmp_path):
     distributed = pytest.importorskip(
         "distributed", reason="optional extra census-plb[distributed] (dask, distributed) not installed"
     )
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                  dashboard_address=None) as cluster, distributed.Client(cluster) as client:
+    with (
+        distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster,
+        distributed.Client(cluster) as client,
+    ):
         out = run_jobs(square_rho, SPECS, tmp_path, scheduler=client, progress=False)
         assert [r["rho2"] for r in out] == [F(1, 9), F(4, 49), F(24811, 5000) ** 2]
         again = run_jobs(square_rho, SPECS, tmp_path, scheduler=cluster.scheduler_address, progress=False)
@@ -237,8 +237,10 @@ def test_dask_threaded_worker_is_refused(tmp_path):
     distributed = pytest.importorskip(
         "distributed", reason="optional extra census-plb[distributed] (dask, distributed) not installed"
     )
-    with distributed.LocalCluster(n_workers=1, threads_per_worker=2, processes=False,
-                                  dashboard_address=None) as cluster, distributed.Client(cluster) as client:
+    with (
+        distributed.LocalCluster(n_workers=1, threads_per_worker=2, processes=False, dashboard_address=None) as cluster,
+        distributed.Client(cluster) as client,
+    ):
         (addr,) = client.nthreads()
         with pytest.raises(ValueError, match=r"--nthreads 1") as info:
             run_jobs(square_rho, SPECS, tmp_path, scheduler=client, progress=False)
@@ -254,8 +256,10 @@ def test_dask_single_threaded_worker_is_accepted(tmp_path):
     distributed = pytest.importorskip(
         "distributed", reason="optional extra census-plb[distributed] (dask, distributed) not installed"
     )
-    with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=False,
-                                  dashboard_address=None) as cluster, distributed.Client(cluster) as client:
+    with (
+        distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=False, dashboard_address=None) as cluster,
+        distributed.Client(cluster) as client,
+    ):
         assert list(client.nthreads().values()) == [1]
         out = run_jobs(square_rho, SPECS, tmp_path, scheduler=client, progress=False)
         assert [r["rho2"] for r in out] == [F(1, 9), F(4, 49), F(24811, 5000) ** 2]
@@ -266,8 +270,10 @@ def test_dask_several_in_process_workers_are_refused(tmp_path):
     distributed = pytest.importorskip(
         "distributed", reason="optional extra census-plb[distributed] (dask, distributed) not installed"
     )
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
-                                  dashboard_address=None) as cluster, distributed.Client(cluster) as client:
+    with (
+        distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None) as cluster,
+        distributed.Client(cluster) as client,
+    ):
         with pytest.raises(ValueError, match=r"in-process Dask workers .* share one process"):
             run_jobs(square_rho, SPECS, tmp_path, scheduler=client, progress=False)
 
@@ -278,8 +284,10 @@ def test_dask_call_refuses_on_a_threaded_worker():
         "distributed", reason="optional extra census-plb[distributed] (dask, distributed) not installed"
     )
     assert runner._dask_call(square_rho, SPECS[0])[0]["name"] == "a"  # not on a worker: runs
-    with distributed.LocalCluster(n_workers=1, threads_per_worker=2, processes=False,
-                                  dashboard_address=None) as cluster, distributed.Client(cluster) as client:
+    with (
+        distributed.LocalCluster(n_workers=1, threads_per_worker=2, processes=False, dashboard_address=None) as cluster,
+        distributed.Client(cluster) as client,
+    ):
         fut = client.submit(runner._dask_call, square_rho, SPECS[1], pure=False)
         with pytest.raises(RuntimeError, match=r"--nthreads 1"):
             fut.result()

@@ -31,10 +31,13 @@ def test_proxy_is_main_pair(alloc):
     assert S.proxy_composition(alloc).rho == alloc.total_rho
 
 
-@pytest.mark.parametrize("conversion,c_star,drop", [
-    ("bun-steinke", 1.1292560787, 11.446),
-    ("cks", 1.0654109590, 6.1395),
-])
+@pytest.mark.parametrize(
+    "conversion,c_star,drop",
+    [
+        ("bun-steinke", 1.1292560787, 11.446),
+        ("cks", 1.0654109590, 6.1395),
+    ],
+)
 def test_uniform_rescale(alloc, conversion, c_star, drop):
     target = S.target_from_allocation(alloc, conversion=conversion)
     c, scaled, d = S.uniform_rescale(alloc, target)
@@ -79,8 +82,9 @@ def test_reallocate_beats_uniform_on_nonuniform_weights(alloc):
 def test_reallocate_resumes(alloc, tmp_path):
     target = S.target_from_allocation(alloc)
     journal = tmp_path / "optuna.journal"
-    kw = dict(n_trials=2, seed=3, storage=str(journal), scenario="t", progress=False,
-              uniform_c=Fraction(11292560787, 10**10))
+    kw = dict(
+        n_trials=2, seed=3, storage=str(journal), scenario="t", progress=False, uniform_c=Fraction(11292560787, 10**10)
+    )
     r1 = S.reallocate(alloc, target, None, **kw)
     r2 = S.reallocate(alloc, target, None, **kw)
     assert r1.study_name == r2.study_name

@@ -97,11 +97,11 @@ def test_patterns_properties(dhc):
     assert all(p[0] == "US" and "State" in p for p in patterns)
     assert any("Block" not in p for p in patterns)  # the bottom level may be bypassed
     every = all_patterns(dhc.geolevels)
-    assert len(every) == 2 ** 7 and len(set(every)) == 128
+    assert len(every) == 2**7 and len(set(every)) == 128
     assert every[0] == FULL
     assert set(patterns) <= set(every)
     with_bottom = all_patterns(dhc.geolevels, keep_bottom=True)
-    assert len(with_bottom) == 2 ** 6 and all(p[-1] == "Block" and p[0] == "US" for p in with_bottom)
+    assert len(with_bottom) == 2**6 and all(p[-1] == "Block" and p[0] == "US" for p in with_bottom)
     assert all_patterns(["only"]) == (("only",),)
 
 
