@@ -4,7 +4,10 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test test-slow bench clean browser
+.PHONY: demo lint test test-slow bench clean browser
+
+# the packages whose doctests run with the tests (see [tool.pytest.ini_options] in pyproject.toml)
+PACKAGES := accountant optimizer scenarios bench
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -23,11 +26,19 @@ browser:
 	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver >/dev/null) \
 	  || echo "make: could not install chromium (the browser test will be skipped)"; fi
 
-test: $(STAMP) browser
-	$(PY) -m pytest -q -rs tests accountant
+# ruff lint, the formatter's check and mypy (configured in pyproject.toml); zero findings expected
+lint: $(STAMP)
+	$(VENV)/bin/ruff check $(PACKAGES) tests
+	$(VENV)/bin/ruff format --check $(PACKAGES) tests
+	$(VENV)/bin/mypy
 
+# lint first, then the tests and the doctests of every package (the slow checks are left out)
+test: $(STAMP) browser lint
+	$(PY) -m pytest -q -rs tests $(PACKAGES)
+
+# everything, the slow checks included (all 946 pairs, full benchmarks)
 test-slow: $(STAMP)
-	$(PY) -m pytest -q -m 'slow or not slow' tests accountant
+	$(PY) -m pytest -q -m 'slow or not slow' tests $(PACKAGES)
 
 bench: $(STAMP)
 	$(PY) -m bench.accountant

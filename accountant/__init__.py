@@ -23,7 +23,7 @@ __all__ = [
     "Lattice",
     "TradeoffCurve",
     "from_float",
-    "to_fraction",
     "gdp",
+    "to_fraction",
     "zcdp",
 ]

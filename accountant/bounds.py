@@ -27,7 +27,7 @@ import math
 
 from flint import arb
 
-__all__ = ["AliasingBound", "pruning_factor", "log_aliasing_bound_float"]
+__all__ = ["AliasingBound", "log_aliasing_bound_float", "pruning_factor"]
 
 
 class AliasingBound:

@@ -21,9 +21,9 @@ __all__ = [
     "arb_interval_to_certified",
     "arb_to_certified",
     "ball",
+    "down",
     "exact_mpf",
     "mpf_to_arb",
-    "down",
     "up",
 ]
 
@@ -99,7 +99,7 @@ class Certified:
         object.__setattr__(self, "lower", lo)
         object.__setattr__(self, "upper", hi)
 
-    def with_target(self, tol=None, rtol=None, diagnostics=None) -> "Certified":
+    def with_target(self, tol=None, rtol=None, diagnostics=None) -> Certified:
         """The same interval, recording the requested absolute / relative error (and
         ``diagnostics``, default: keep this one's)."""
         out = object.__new__(Certified)
@@ -110,7 +110,7 @@ class Certified:
         object.__setattr__(out, "diagnostics", self.diagnostics if diagnostics is None else diagnostics)
         return out
 
-    def with_diagnostics(self, diagnostics) -> "Certified":
+    def with_diagnostics(self, diagnostics) -> Certified:
         """The same interval and targets, carrying ``diagnostics``."""
         return self.with_target(self.tol, self.rtol, diagnostics)
 
@@ -121,16 +121,14 @@ class Certified:
         err = self.error
         if self.tol is not None and not (err <= self.tol):
             return False
-        if self.rtol is not None and not (err <= self.rtol * abs(self.value)):
-            return False
-        return True
+        return self.rtol is None or err <= self.rtol * abs(self.value)
 
     @classmethod
-    def from_bounds(cls, lower, upper) -> "Certified":
+    def from_bounds(cls, lower, upper) -> Certified:
         return cls(_mpf(lower), _mpf(upper))
 
     @classmethod
-    def from_value_error(cls, value, error) -> "Certified":
+    def from_value_error(cls, value, error) -> Certified:
         v, e = _mpf(value), abs(_mpf(error))
         return cls(v - e, v + e)
 
@@ -152,7 +150,7 @@ class Certified:
         x = _mpf(x)
         return bool(self.lower <= x <= self.upper)
 
-    def clip(self, lo=0, hi=1) -> "Certified":
+    def clip(self, lo=0, hi=1) -> Certified:
         """Intersect with [lo, hi] (e.g. probabilities lie in [0, 1])."""
         lo, hi = _mpf(lo), _mpf(hi)
         return Certified(min(max(self.lower, lo), hi), max(min(self.upper, hi), lo))
@@ -170,10 +168,10 @@ class Certified:
         # value, so 1.01·error rounded to nearest is ≥ error (works at any exponent)
         return f"{self.digits(20)} ± {mpmath.nstr(up(self.error) * 1.01, 3)}{miss}"
 
-    def __neg__(self) -> "Certified":
+    def __neg__(self) -> Certified:
         return Certified(-self.upper, -self.lower)
 
-    def __add__(self, other) -> "Certified":
+    def __add__(self, other) -> Certified:
         if isinstance(other, Certified):
             return Certified(down(self.lower + other.lower), up(self.upper + other.upper))
         o = _mpf(other)
@@ -181,13 +179,13 @@ class Certified:
 
     __radd__ = __add__
 
-    def __sub__(self, other) -> "Certified":
+    def __sub__(self, other) -> Certified:
         return self + (-other if isinstance(other, Certified) else -_mpf(other))
 
-    def __rsub__(self, other) -> "Certified":
+    def __rsub__(self, other) -> Certified:
         return (-self) + other
 
-    def scale(self, factor_lower, factor_upper=None) -> "Certified":
+    def scale(self, factor_lower, factor_upper=None) -> Certified:
         """Multiply by a non-negative factor known to lie in [factor_lower, factor_upper]."""
         flo = _mpf(factor_lower)
         fhi = flo if factor_upper is None else _mpf(factor_upper)

@@ -16,8 +16,8 @@ from __future__ import annotations
 
 import functools
 import math
+from collections.abc import Iterator
 from fractions import Fraction
-from typing import Iterator
 
 from .coarse import CoarseEngine, kept_divisor, planned_nodes
 from .engine import DEFAULT_CONFIG, Engine, EngineConfig, LatticeGroup
@@ -144,7 +144,7 @@ def _parts(split) -> tuple[tuple[LatticeGroup, ...], tuple[LatticeGroup, ...], i
     A, B, dA, dB = split[:4]
     u_groups = tuple(LatticeGroup(g.sigma2, g.b // dA, g.mult) for g in A)
     v_groups = tuple(LatticeGroup(g.sigma2, g.b // dB, g.mult) for g in B)
-    v_u = sum(Fraction(g.mult * g.b * g.b) * g.sigma2 for g in u_groups)
+    v_u = sum((Fraction(g.mult * g.b * g.b) * g.sigma2 for g in u_groups), Fraction(0))
     return u_groups, v_groups, dA, dB, v_u
 
 

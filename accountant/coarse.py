@@ -18,9 +18,10 @@ from this engine are certified but coarser (typically ~1e-4 relative), and say s
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Callable, ClassVar, Sequence
+from typing import ClassVar
 
 import mpmath
 
@@ -145,7 +146,7 @@ class CoarseEngine:
         ve = float(self.v_e)
         a = 0
         if ve > 0:
-            a = int(math.ceil(math.sqrt(2 * ve * max(1.0, float(mpmath.log(8 / tmin))))))
+            a = math.ceil(math.sqrt(2 * ve * max(1.0, float(mpmath.log(8 / tmin)))))
         scale = self.g * self.d
 
         def ceil_div(x: int, y: int) -> int:

@@ -45,7 +45,7 @@ from .quadrature import log_tail_estimate, workprec
 from .sieve import SieveTooWide
 from .tradeoff import tradeoff_at
 
-__all__ = ["Composition", "EpsilonResult", "TradeoffCurve", "DEFAULT_TOL", "DEFAULT_RTOL"]
+__all__ = ["DEFAULT_RTOL", "DEFAULT_TOL", "Composition", "EpsilonResult", "TradeoffCurve"]
 
 #: default absolute error tolerance of reported probabilities (the census-mandated 1e-35 of
 #: arXiv 2606.29835).
@@ -163,13 +163,13 @@ def _subgauss_tail_upper(k: int, v_sg: Fraction) -> mpmath.mpf:
 def _arb_lower(x: arb) -> mpmath.mpf:
     """The lower end of an Arb ball as an exact mpf."""
     man, exp = x.lower().mid().man_exp()
-    return exact_mpf(man, exp)
+    return exact_mpf(int(man), int(exp))
 
 
 def _arb_upper(x: arb) -> mpmath.mpf:
     """The upper end of an Arb ball as an exact mpf."""
     man, exp = x.upper().mid().man_exp()
-    return exact_mpf(man, exp)
+    return exact_mpf(int(man), int(exp))
 
 
 @dataclass(frozen=True, slots=True)
@@ -262,6 +262,7 @@ class Composition:
         if not isinstance(config, EngineConfig):
             raise TypeError(f"Composition: config must be an EngineConfig, got {config!r}")
         counts: Counter = Counter()
+        items: Iterable[tuple[object, object]]
         if isinstance(mechanisms, Mapping):
             items = mechanisms.items()
         else:
@@ -319,7 +320,7 @@ class Composition:
         text = ";".join(f"{m.sigma2}|{m.shift}|{c}" for m, c in self.groups)
         return hashlib.sha256(text.encode()).hexdigest()
 
-    def compose(self, other: "Composition") -> "Composition":
+    def compose(self, other: Composition) -> Composition:
         counts: Counter = Counter(dict(self.groups))
         counts.update(dict(other.groups))
         return Composition(dict(counts), self.config)
@@ -551,7 +552,7 @@ class Composition:
             else:
                 tails, batch_diag = self._engine_tails(ks, targets, None, batches)
             still = []
-            for n, (i, k1, k2, need) in enumerate(info):
+            for n, (i, _k1, _k2, need) in enumerate(info):
                 t1, t2 = tails[2 * n], tails[2 * n + 1]
                 bits = max(_EXACT_BITS, int(-need / math.log(2)) + 64)
                 with workprec(bits):
@@ -573,7 +574,7 @@ class Composition:
                 break
             todo = still
             scale *= 1e-6
-        final = {id(d): batches.final(d) for d in diag + [extra_diag]}
+        final = {id(d): batches.final(d) for d in [*diag, extra_diag]}
         extra = [c.with_diagnostics(final[id(extra_diag)]) for c in extra]
         return [d.with_target(tol, rtol, final[id(g)]) for d, g in zip(results, diag)], extra  # type: ignore[union-attr]
 
@@ -765,14 +766,12 @@ class Composition:
         # on a costly split chain β's search would take minutes: the chooser picks another engine
         engine = self._chooser.tradeoff_search(self._engine)
         batches = _Batches()
-        res = None
         for scale in (1.0, 1e-6, 1e-12):
-            res, _ = tradeoff_at(
-                a,
-                self.lattice.two_c,
-                sd,
-                lambda ms, s=scale: self._tails(ms, tol * s / 4, rtol * s / 4, engine, batches),
-            )
+
+            def small_tail(ms: list[int], s: float = scale) -> list[Certified]:
+                return self._tails(ms, tol * s / 4, rtol * s / 4, engine, batches)
+
+            res, _ = tradeoff_at(a, self.lattice.two_c, sd, small_tail)
             res = res.with_target(tol, rtol, batches.final())
             if res.tolerance_met or not engine.improvable:
                 break

@@ -167,7 +167,7 @@ def decimal_ratio(num: int, den: int, n: int, mode: str) -> str:
         raise ValueError(f"decimal: mode must be one of {MODES}, got {mode!r}")
     a = abs(num)
     # e10 = ⌊log10 |x|⌋: estimate from bit lengths, then correct exactly
-    e10 = int(math.floor((a.bit_length() - den.bit_length()) * math.log10(2)))
+    e10 = math.floor((a.bit_length() - den.bit_length()) * math.log10(2))
     if abs(e10) > HUGE_EXPONENT:
         return _huge_ratio(num, den, n, mode, e10)
     while a * 10 ** max(0, -e10) < den * 10 ** max(0, e10):

@@ -36,7 +36,7 @@ functions); the dual series is the modular transformation θ₃(z, τ) ↔ θ₃
 from __future__ import annotations
 
 import math
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 from flint import acb, arb, arb_poly, fmpq, fmpz
@@ -93,7 +93,7 @@ class DualProduct:
         """Π_g D_g^{m_g}, D_g = θ₃(0, τ_g)/√(2πσ_g²): the dual terms are divided by it."""
         two_pi = 2 * arb.pi()
         dm_all = arb(1)
-        for g, (tau, th0) in zip(self.groups, thetas):
+        for g, (_tau, th0) in zip(self.groups, thetas):
             s2 = arb(fmpq(g.sigma2.numerator, g.sigma2.denominator))
             dm_all *= (th0.real / (two_pi * s2).sqrt()) ** g.mult
         return dm_all
@@ -141,8 +141,8 @@ class DualProduct:
             K = self._series_terms(gi, bits)
             poly = acb_poly([(-a * k * k).exp() for k in range(K + 1)])
             phase = acb(0, -two_pi * s2 * g.b * lam).exp()
-            tail = 2 * (-a * K * (K + 1)).exp() / (1 - (-2 * a).exp())
-            series[gi] = (poly, phase, 2 * a / N, acb(arb(0, tail.upper()), arb(0, tail.upper())), g.mult)
+            tail_r = 2 * (-a * K * (K + 1)).exp() / (1 - (-2 * a).exp())
+            series[gi] = (poly, phase, 2 * a / N, acb(arb(0, tail_r.upper()), arb(0, tail_r.upper())), g.mult)
         Qa = arb(fmpz(self.Q))
         c_re = lam * lam / (2 * Qa)
         c_a = 2 * pi * pi / (Qa * N * N)
@@ -231,10 +231,10 @@ class DualProduct:
                 im_poly += im_c[k] * u_cur
                 s_prev, s_cur = s_cur, cvar * s_cur - s_prev
                 u_prev, u_cur = u_cur, cvar * u_cur - u_prev
-            tail = (2 * (-a * K * (K + 1)).exp() / (1 - (-2 * a).exp())).upper()
+            tail_r = (2 * (-a * K * (K + 1)).exp() / (1 - (-2 * a).exp())).upper()
             two_a_n = 2 * a / N
             step_e = (two_a_n * int(bm[gi])).exp()
-            series[gi] = (re_poly, im_poly, two_a_n, step_e, 1 / step_e, acb(arb(0, tail), arb(0, tail)), g.mult)
+            series[gi] = (re_poly, im_poly, two_a_n, step_e, 1 / step_e, acb(arb(0, tail_r), arb(0, tail_r)), g.mult)
         Qa = arb(fmpz(self.Q))
         c_a = 2 * pi * pi / (Qa * N * N)
         c_im = two_pi * lam / (Qa * N)
@@ -254,14 +254,11 @@ class DualProduct:
         run = 0
         rows = r.tolist()
         chained = []  # per node: its leading term came from the recurrence (consecutive, no restart)
-        for i, (row, le, ok) in enumerate(zip(rows, log_eps.tolist(), step_ok.tolist())):
-            if ok and run < RECURRENCE_MAX:
+        for row, le, ok in zip(rows, log_eps.tolist(), step_ok.tolist()):
+            if ok and run < RECURRENCE_MAX and val is not None:  # (val is set: node 0 never has step_ok)
                 # log G_dual(j+1)/G_dual(j) = −c_a(2D_j + C1) + i c_im C2; the next ratio is
                 # this one times e^{−2 c_a C1}
-                if ratio is None:
-                    ratio = acb(-c_a * fmpz(2 * D + C1), step_im).exp()
-                else:
-                    ratio = ratio * kappa
+                ratio = acb(-c_a * fmpz(2 * D + C1), step_im).exp() if ratio is None else ratio * kappa
                 val = val * ratio
                 run += 1
             else:
@@ -291,7 +288,7 @@ class DualProduct:
             E = Ei = None
             col = r[:, gi].tolist()
             for i in np.flatnonzero(~mask[:, gi]).tolist():
-                if i == last + 1 and chained[i]:
+                if i == last + 1 and chained[i] and E is not None and Ei is not None:  # (E, Ei set at i − 1)
                     E = E * step_e
                     Ei = Ei * inv_step
                 else:

@@ -23,9 +23,10 @@ This module imports no engine (the engines import it), so the layer has no impor
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import TYPE_CHECKING, ClassVar, Protocol, Sequence, runtime_checkable
+from typing import TYPE_CHECKING, ClassVar, Protocol, runtime_checkable
 
 from .certified import Certified, _mpf, arb_to_certified
 
@@ -239,8 +240,9 @@ class EngineConfig:
     coarse_nodes: float = 5e8
 
     # ---------------------------------------------------------------- trade-off engines
-    #: the trade-off thresholds of a composition with an exact split engine go to the direct
-    #: trapezoid (summed by DFT, cost per node) when the window-sieve estimate of its nodes at
+    #: in :meth:`accountant.composition.Composition.delta_and_tradeoff` (the only call that
+    #: routes β this way) the trade-off thresholds of a composition with an exact split engine go
+    #: to the direct trapezoid (summed by DFT, cost per node) when the window-sieve estimate of its nodes at
     #: log threshold ``tradeoff_direct_log_threshold`` is at most this: a split pays per
     #: threshold and per outer × inner term.  Measured on the DHC pairs with splits (901-point
     #: curves, tol 1e-25): [6,28] estimate 9.9e4 — direct 1.3 s vs split 14.0 s; [6,10] 7.9e5 —

@@ -51,16 +51,16 @@ from .mechanism import DiscreteGaussian
 from .zcdp import DEFAULT_DPS, iter_groups, solve_increasing, to_mpf
 
 __all__ = [
-    "mu2_of",
-    "mu_of",
     "delta",
-    "epsilon",
-    "tradeoff",
     "discrete_gaussian_cumulants",
-    "loss_cumulants",
-    "loss_lattice_span",
     "edgeworth_delta",
     "edgeworth_tradeoff",
+    "epsilon",
+    "loss_cumulants",
+    "loss_lattice_span",
+    "mu2_of",
+    "mu_of",
+    "tradeoff",
 ]
 
 #: Extra digits carried beyond ``dps`` in every evaluation.

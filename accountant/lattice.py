@@ -18,9 +18,9 @@ This is the lattice mapping of Su, Su & Wang, arXiv 2606.29835 (docs/method.md Â
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Iterable
 
 __all__ = ["Lattice"]
 
@@ -40,7 +40,7 @@ class Lattice:
     two_c: int
 
     @classmethod
-    def from_weights(cls, groups: Iterable[tuple[Fraction, int, int]]) -> "Lattice":
+    def from_weights(cls, groups: Iterable[tuple[Fraction, int, int]]) -> Lattice:
         """Build from (w_k, s_k, m_k) triples: loss weight, shift, multiplicity."""
         groups = list(groups)
         if not groups:

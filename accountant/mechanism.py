@@ -59,7 +59,7 @@ class DiscreteGaussian:
         object.__setattr__(self, "shift", abs(shift))
 
     @classmethod
-    def from_rho(cls, rho: ExactLike, shift: int = 1) -> "DiscreteGaussian":
+    def from_rho(cls, rho: ExactLike, shift: int = 1) -> DiscreteGaussian:
         """Census convention σ² = 1/ρ for a query with budget ρ (replace-one, Δ₂² = 2)."""
         r = to_fraction(rho, name="DiscreteGaussian.from_rho: rho")
         if r <= 0:
@@ -67,7 +67,7 @@ class DiscreteGaussian:
         return cls(1 / r, shift)
 
     @classmethod
-    def from_float_sigma2(cls, sigma2: float, rounding: str, shift: int = 1) -> "DiscreteGaussian":
+    def from_float_sigma2(cls, sigma2: float, rounding: str, shift: int = 1) -> DiscreteGaussian:
         """Build from a float σ², rounding it 'up' (more noise, the safe side) or 'down'."""
         return cls(from_float(sigma2, rounding, name="DiscreteGaussian: sigma2"), shift)
 

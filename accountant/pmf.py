@@ -23,9 +23,10 @@ spans, which the split produces).
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import ClassVar, Sequence
+from typing import ClassVar
 
 from flint import arb, arb_poly, ctx, fmpq
 
@@ -161,7 +162,7 @@ class PmfEngine:
         s2 = float(g.sigma2)
         # mass beyond R of one X: ≤ 2 e^{-(R+1)²/(2σ²)} / (1 − e^{-(R+1)/σ²}); aim below budget/(4m)
         want = log_t - math.log(16 * n * g.mult)
-        R = int(math.ceil(math.sqrt(2 * s2 * max(1.0, -want + 1.0)))) + 1
+        R = math.ceil(math.sqrt(2 * s2 * max(1.0, -want + 1.0))) + 1
         th = theta0(theta_tau(g.sigma2)).real
         s2a = arb(fmpq(g.sigma2.numerator, g.sigma2.denominator))
         base = [(-(arb(x) ** 2) / (2 * s2a)).exp() / th for x in range(-R, R + 1)]

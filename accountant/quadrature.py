@@ -22,10 +22,11 @@ from __future__ import annotations
 
 import math
 from collections import Counter
+from collections.abc import Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import ClassVar, Sequence
+from typing import ClassVar
 
 import mpmath
 import numpy as np
@@ -42,7 +43,8 @@ from .theta import peak_halfwidth, theta0, theta_tau
 # LatticeGroup and TailStats live in accountant.engine (the layer's base); re-exported here.
 __all__ = ["LatticeGroup", "TailEngine", "TailStats"]
 
-#: digits of slack spent to let several thresholds share one tilt (loss factor e^{LOSS}).
+#: slack, in natural-log units, spent to let several thresholds share one tilt: a threshold joins a
+#: group when var·(λ_group − λ)²/2 ≤ this, i.e. its tail bound loses at most a factor e^{LOSS}.
 SHARED_TILT_LOSS = 23.0
 #: extra working bits on top of the planned requirement (guards Arb's own radius growth).
 GUARD_BITS = 48
@@ -169,7 +171,7 @@ class TailEngine:
         if not self.groups:
             raise ValueError("TailEngine: empty composition")
         self._batch = None  # (results, targets) of the last tails() call, for diagnostics()
-        self.v_sg = sum(Fraction(g.mult * g.b * g.b) * g.sigma2 for g in self.groups)
+        self.v_sg = sum((Fraction(g.mult * g.b * g.b) * g.sigma2 for g in self.groups), Fraction(0))
         self.var = sum(g.mult * g.b * g.b * _dg_variance(float(g.sigma2)) for g in self.groups)
         self._cgf = _Cgf(self.groups)
         self._theta_cache: dict[int, list[tuple[acb, acb]]] = {}
@@ -411,9 +413,12 @@ class TailEngine:
                     level = log_thr + lev * cfg.prune_level_step
                     keep = (totals >= level).tolist()
                     thr_at[lev] = arb(level).exp().upper()
-                sub = [(j, kr, ki) for j, kr, ki, kp in zip(node_list, k_re, k_im, keep) if kp]
+                sub_j = [j for j, kp in zip(node_list, keep) if kp]
+                sub_re = [kr for kr, kp in zip(k_re, keep) if kp]
+                sub_im = [ki for ki, kp in zip(k_im, keep) if kp]
+                mem_ks = [ks[i] for i in mem]
                 sums.update(
-                    zip(mem, _kernel_sums_runs(*zip(*sub), [ks[i] for i in mem], N) if sub else [arb(0)] * len(mem))
+                    zip(mem, _kernel_sums_runs(sub_j, sub_re, sub_im, mem_ks, N) if sub_j else [arb(0)] * len(mem))
                 )
             alias = bounds.AliasingBound(lam, N, v)
             prune_at = {lev: bounds.pruning_factor(lam, g_lam, t) for lev, t in thr_at.items()}
@@ -445,7 +450,7 @@ def _kernel_sums_runs(nodes: list[int], k_re: list, k_im: list, ks: list[int], N
     start, coeffs, last = None, [], None
     zero = acb(0)
     for j, kr, ki in zip(nodes, k_re, k_im):
-        if last is not None and j - last <= RUN_GAP_FILL + 1 and j - start < RUN_MAX_LENGTH:
+        if start is not None and last is not None and j - last <= RUN_GAP_FILL + 1 and j - start < RUN_MAX_LENGTH:
             coeffs.extend([zero] * (j - last - 1))
             coeffs.append(acb(kr, ki))
         else:
@@ -581,7 +586,7 @@ def _kernel_sums_dft(nodes: list[int], k_re: list, k_im: list, ks: list[int], N:
     """
     P = N // step
     k0 = min(ks)
-    if N != P * step or any((k - k0) % step or k - k0 >= N for k in ks):
+    if P * step != N or any((k - k0) % step or k - k0 >= N for k in ks):
         raise ValueError("_kernel_sums_dft: thresholds are not one progression of the DFT step")
     F = [acb(0)] * P
     for j, kr, ki, z in zip(nodes, k_re, k_im, _unit_phases(nodes, k0, N)):

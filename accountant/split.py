@@ -16,10 +16,12 @@ The sum over u is truncated at |u| ≤ R with the sub-Gaussian bound P[|U| > R] 
 
 from __future__ import annotations
 
+import itertools
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import ClassVar, Sequence
+from typing import ClassVar
 
 import mpmath
 import numpy as np
@@ -29,7 +31,7 @@ from .certified import Certified, _mpf, arb_to_certified, ball
 from .engine import DEFAULT_CONFIG, Engine, EngineConfig, EngineDiagnostics, LatticeGroup, TailStats, stats_diagnostics
 from .pmf import pmf_span
 
-__all__ = ["find_nested", "find_split", "SplitEngine"]
+__all__ = ["SplitEngine", "find_nested", "find_split"]
 
 # The planner's switches (split_min_gain, split_max_outer, nested_max_depth, pmf_max_groups,
 # nested_pmf_max_span) and the evaluation switch split_fixed_point are fields of
@@ -177,7 +179,7 @@ class SplitEngine:
         bits = max(192, int(-float(mpmath.log(tmin, 2))) + 96)
         vU = float(self.v_u)
 
-        R = int(math.ceil(math.sqrt(2 * vU * max(1.0, float(mpmath.log(8 / tmin)))))) + 1
+        R = math.ceil(math.sqrt(2 * vU * max(1.0, float(mpmath.log(8 / tmin))))) + 1
         us = list(range(-R, R + 2))
         v_v = self.v_engine.v_sg
         v_vf = float(v_v)
@@ -186,7 +188,7 @@ class SplitEngine:
         ctx.prec = bits
         try:
             tu = self.u_engine.tails_ball(us, [tmin / (8 * len(us))] * len(us))
-            pu = [a - b for a, b in zip(tu[:-1], tu[1:])]  # P[U = u] (ball), u = -R..R
+            pu = [a - b for a, b in itertools.pairwise(tu)]  # P[U = u] (ball), u = -R..R
             log_phis = [max(_log_float(p.upper()), -1e6) for p in pu]
             prefix = [arb(0)]  # prefix[i] = Σ_{u < us[i]} P[U = u]
             for p in pu:
@@ -282,7 +284,7 @@ class SplitEngine:
             tail_mass: dict[int, arb] = {}
             beyond: dict[int, tuple[arb, arb]] = {}
             out = []
-            for n, (k, Rk, T, ua, ub, _, _) in enumerate(plan):
+            for n, (_k, Rk, T, ua, ub, _, _) in enumerate(plan):
                 # outside [−R_k, R_k]: total mass ≤ 2 exp(−R_k²/(2 v_U)) (sub-Gaussian U)
                 if Rk not in tail_mass:
                     tail_mass[Rk] = ball(zero, 2 * (-(arb(Rk) ** 2) / (2 * v_u)).exp())
@@ -312,8 +314,8 @@ def _log_float(x) -> float:
     if isinstance(x, float):
         return math.log(x) if x > 0 else -math.inf
     if isinstance(x, arb):
-        man, exp = x.mid().man_exp()
-        man, exp = int(man), int(exp)
+        man_z, exp_z = x.mid().man_exp()
+        man, exp = int(man_z), int(exp_z)
         return math.log(man) + exp * math.log(2) if man > 0 else -math.inf
     x = _mpf(x)
     return float(mpmath.log(x)) if x > 0 else -math.inf

@@ -27,7 +27,7 @@ from fractions import Fraction
 
 from flint import acb, arb, fmpq
 
-__all__ = ["theta_tau", "theta0", "log_abs_cf_bound", "peak_halfwidth"]
+__all__ = ["log_abs_cf_bound", "peak_halfwidth", "theta0", "theta_tau"]
 
 
 def theta_tau(sigma2: Fraction) -> acb:

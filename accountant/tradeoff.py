@@ -26,20 +26,21 @@ rigorous, wider, and flagged by its tolerance).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from fractions import Fraction
-from typing import Callable
 
 import mpmath
 from scipy.special import log_ndtr
 
 from .certified import Certified, _mpf, down, up
 
-__all__ = ["tradeoff_at", "normal_quantile_guess"]
+__all__ = ["normal_quantile_guess", "tradeoff_at"]
 
 #: the bracket search doubles its step at most this many times (|k| ≤ 2^64 · sd).
 _MAX_DOUBLINGS = 64
-#: thresholds per engine call of the bracket search (more per call was measured slower on the
-#: coarse sandwich, whose cost grows with thresholds: 256 points 12.9 s vs 16 points 4.2 s per β).
+#: thresholds per engine call of the bracket search are ``SEARCH_POINTS + 1`` (a grid of
+#: ``SEARCH_POINTS // 2`` steps either side of the centre); more per call was measured slower on the
+#: coarse sandwich, whose cost grows with thresholds: 256 points 12.9 s vs 16 points 4.2 s per β.
 SEARCH_POINTS = 16
 
 
@@ -110,8 +111,7 @@ def tradeoff_at(
     def fetch(js):
         prefetch([j for j in js if j >= 1] if low_side else [1 - j for j in js if j <= 0])
 
-    centre = int(round(normal_quantile_guess(alpha) * sd))
-    step = max(1, int(sd // 8))
+    centre = round(normal_quantile_guess(alpha) * sd)
     half_n = SEARCH_POINTS // 2
     step = max(1, int(sd * 2 // SEARCH_POINTS))
     for _ in range(_MAX_DOUBLINGS):

@@ -39,13 +39,13 @@ from .exact import to_fraction
 from .mechanism import DiscreteGaussian
 
 __all__ = [
-    "rho_of",
-    "epsilon_bun_steinke",
-    "delta_bun_steinke",
-    "epsilon_cks",
-    "delta_cks",
     "cks_alpha_for_delta",
     "cks_alpha_for_epsilon",
+    "delta_bun_steinke",
+    "delta_cks",
+    "epsilon_bun_steinke",
+    "epsilon_cks",
+    "rho_of",
 ]
 
 DEFAULT_DPS = 50

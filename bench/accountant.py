@@ -33,6 +33,7 @@ import sys
 import time
 from fractions import Fraction
 from pathlib import Path
+from typing import Any
 
 import mpmath
 import pandas as pd
@@ -47,12 +48,12 @@ ALLOCATION_CSV = ROOT / "optimizer" / "data" / "census2020" / "dhc_persons_alloc
 EXACT_CSV = ROOT / "optimizer" / "data" / "dhc_persons_exact_eps_delta.csv"
 DEFAULT_OUT = ROOT / "reports" / "benchmarks"
 
-#: targets of the project (issue text) and the paper's logged runtimes (method note §4)
+#: targets of the project (issue text) and the paper's logged runtimes (its repository's logs)
 TARGET_CURVE_S = 1.0
 TARGET_TRADEOFF_S = 1.0
 PAPER_CURVE_S = 0.37 * 3600
 PAPER_TRADEOFF_S = 0.29 * 3600
-#: nodes kept by the paper's own sieve (method note §3.5, re-run of its step 3)
+#: nodes kept by the paper's own sieve (docs/method.md §3.5, re-run of its step 3)
 PAPER_SIEVE_KEPT_CURVE = 167
 PAPER_SIEVE_KEPT_TRADEOFF = 105
 
@@ -168,7 +169,7 @@ def capture_theta_inputs(comp: Composition, eps_list) -> dict:
 
     Wraps the engine's ``_g_nodes`` on this instance only (read-only observation).
     """
-    eng = comp._engine
+    eng: Any = comp._engine  # a TailEngine; Any: its method is replaced on the instance below
     seen: dict = {}
     orig = eng._g_nodes
 
@@ -213,7 +214,7 @@ def theta_backends(comp: Composition, cap: dict, max_seconds: float = 20.0) -> l
             taus.append((tau, acb.modular_theta(acb(0), tau)[2]))
         flint_vals = []
         for j in nodes:
-            for (s2, b), (tau, th0) in zip(groups, taus):
+            for (_s2, b), (tau, th0) in zip(groups, taus):
                 z = acb(arb(fmpq((b * j) % N, N)), -(b * lam) / two_pi)
                 flint_vals.append(acb.modular_theta(z, tau)[2] / th0)
         t_flint = time.perf_counter() - t0
@@ -242,12 +243,11 @@ def theta_backends(comp: Composition, cap: dict, max_seconds: float = 20.0) -> l
             lamm = mpmath.mpf(lam_f)
             t0 = time.perf_counter()
             setup = [factor.setup(s2, b, lamm) for s2, b in groups]
-            vals, done = [], 0
+            vals = []
             for j in nodes:
-                for (s2, b), st in zip(groups, setup):
+                for (_s2, b), st in zip(groups, setup):
                     x = mpmath.mpf((b * j) % N) / N
                     vals.append(factor.eval(st, x))
-                done += 1
                 if time.perf_counter() - t0 > max_seconds:
                     break
             t = time.perf_counter() - t0
@@ -355,7 +355,7 @@ def run(
     comp.delta(eps_list[0])
 
     # (1) curve
-    med, runs, curve = timed(lambda: comp.delta_curve(eps_list, tol=1e-35), repeats)
+    med, runs, _curve = timed(lambda: comp.delta_curve(eps_list, tol=1e-35), repeats)
     st_curve = _stats_dict(comp)
     rows.append(
         {
@@ -473,7 +473,8 @@ def run(
     log("baseline (extrapolated):")
     for r in bl_rows:
         log(
-            f"  {r['census_task']:<20} {r['phi_terms']:<6} dense {fmt_s(r['baseline_dense_s'])} (x{r['speedup_dense']:.3g})  "
+            f"  {r['census_task']:<20} {r['phi_terms']:<6} "
+            f"dense {fmt_s(r['baseline_dense_s'])} (x{r['speedup_dense']:.3g})  "
             f"paper-sieve {fmt_s(r['baseline_paper_sieve_s'])} (x{r['speedup_vs_paper_sieve']:.3g})"
         )
 
@@ -506,7 +507,8 @@ def run(
     theta = theta_backends(comp, cap, max_seconds=theta_max_seconds)
     for r in theta:
         log(
-            f"theta {r['backend']:<45} {fmt_s(r['seconds'])} ({r['per_eval_us']:.1f} µs/eval, x{r['ratio_vs_flint']:.3g})"
+            f"theta {r['backend']:<45} {fmt_s(r['seconds'])} "
+            f"({r['per_eval_us']:.1f} µs/eval, x{r['ratio_vs_flint']:.3g})"
         )
 
     import flint
@@ -636,7 +638,7 @@ def write_outputs(res: dict, out: Path) -> dict[str, Path]:
         "",
         "`phi_terms = tight` stops the φ series once e^{−x²/2σ²} < 2^{−prec} (a tuned baseline; conservative "
         "speed-up). `baseline_paper_sieve_s` charges only the φ and W cost at the nodes kept by the paper's sieve "
-        "(167 / 105, method note §3.5), not the construction of the sieve; it is a lower bound on the paper's code.",
+        "(167 / 105, docs/method.md §3.5), not the construction of the sieve; it is a lower bound on the paper's code.",
         "",
     ]
     if v:

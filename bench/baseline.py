@@ -1,4 +1,4 @@
-"""The paper's numerical method, as a timing baseline (method note §3.2–§3.4).
+"""The paper's numerical method, as a timing baseline (docs/method.md §3.2–§3.4).
 
 Su, Su & Wang (arXiv 2606.29835) evaluate P[t ≤ Y ≤ U] for the lattice variable
 Y = Σ_k b_k X_k (X_k ~ N_Z(0, σ_k²)) by the *untilted* (λ = 0) N-point trapezoid rule
@@ -28,13 +28,13 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Iterable, Sequence
 
 import mpmath
 
-__all__ = ["PaperPlan", "plan", "PaperPhi", "tail_range", "delta_curve", "time_per_node", "thresholds"]
+__all__ = ["PaperPhi", "PaperPlan", "delta_curve", "plan", "tail_range", "thresholds", "time_per_node"]
 
 
 @dataclass(frozen=True)

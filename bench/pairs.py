@@ -42,7 +42,7 @@ from pathlib import Path
 import mpmath
 
 from optimizer.atomic import atomic_write_text
-from optimizer.profile import DEFAULT_DELTA_ZCDP, _EXACT_CSV, release_profile
+from optimizer.profile import _EXACT_CSV, DEFAULT_DELTA_ZCDP, release_profile
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_OUT = ROOT / "reports" / "benchmarks"
@@ -138,7 +138,7 @@ def main(argv=None) -> int:
     if args.fresh and cache.exists():
         shutil.rmtree(cache)
     cached_before = len(list(cache.glob("*.json"))) if cache.exists() else 0
-    common = dict(workers=args.workers, limit_pairs=args.limit_pairs, progress=True)
+    common = {"workers": args.workers, "limit_pairs": args.limit_pairs, "progress": True}
     if args.tradeoff:  # the full run (and the resumed and cached reruns) include the trade-off curves
         common.update(tradeoff=True, tradeoff_n=args.tradeoff_points)
     log(f"full run: {args.workers} workers, cache {cache} ({cached_before} jobs cached)")
@@ -176,7 +176,7 @@ def main(argv=None) -> int:
             shutil.copytree(cache, tcache)
             files = sorted(tcache.glob("*.json"))
             rng = random.Random(args.seed)
-            drop = rng.sample(files, int(round(args.resume_fraction * len(files))))
+            drop = rng.sample(files, round(args.resume_fraction * len(files)))
             for f in drop:
                 f.unlink()
             dropped_job_s = 0.0
@@ -225,9 +225,9 @@ def main(argv=None) -> int:
     compare = compare_with_published(s) if s["complete"] and len(s["grid"]) == len(DEFAULT_DELTA_ZCDP) else []
     if compare:
         buf = io.StringIO()
-        w = csv.DictWriter(buf, fieldnames=COMPARE_COLUMNS, lineterminator="\n")
-        w.writeheader()
-        w.writerows(compare)
+        dw = csv.DictWriter(buf, fieldnames=COMPARE_COLUMNS, lineterminator="\n")
+        dw.writeheader()
+        dw.writerows(compare)
         atomic_write_text(out / "pairs_compare.csv", buf.getvalue())
     summary = {
         k: v for k, v in s.items() if k not in ("grid", "tradeoff_envelope")

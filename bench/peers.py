@@ -23,8 +23,8 @@ Peers and settings:
   connect-the-dots, pessimistic, tail-mass truncation 1e-15; bracket = [optimistic privacy
   buckets, pessimistic connect-the-dots] at the same interval — dp_accounting's connect-the-dots
   has no optimistic mode) and ``fine-tail`` (interval 1e-4, connect-the-dots, pessimistic,
-  tail-mass truncation 1e-30: an attempt to reach δ below 1e-15).  dp_accounting 0.6 has no DiscreteGaussianDpEvent, so the PLD API is
-  used directly.
+  tail-mass truncation 1e-30: an attempt to reach δ below 1e-15).  dp_accounting 0.6 has no
+  DiscreteGaussianDpEvent, so the PLD API is used directly.
 * dp_accounting RDP (``RdpAccountant`` with one ``GaussianDpEvent(σ)`` per component: the
   discrete Gaussian's RDP is at most the Gaussian's α/(2σ²), Canonne–Kamath–Steinke 2020), an
   upper bound.
@@ -98,7 +98,7 @@ def compositions() -> dict[str, Composition]:
 
 def timed(fn, repeats: int, long_run: float = 2.0):
     runs, out = [], None
-    for i in range(max(1, repeats)):
+    for _i in range(max(1, repeats)):
         t0 = time.perf_counter()
         out = fn()
         runs.append(time.perf_counter() - t0)
@@ -120,7 +120,7 @@ def reference(name: str, make, repeats: int) -> tuple[list[dict], list[dict]]:
     rows = []
     for q in queries:
         if q["kind"] == "delta":
-            t, c = timed(lambda: make().delta(q["eps"]), repeats)
+            t, c = timed(lambda q=q: make().delta(q["eps"]), repeats)
             q["cert"] = c
             q["cert_value"] = c.value
             value, lo, hi, bracket = c.value, c.lower, c.upper, "certified [lo, hi]"
@@ -220,9 +220,9 @@ def _finish(name, method, setting, q, value, wall, bracket="none", lo=None, hi=N
 
 
 PLD_SETTINGS = {
-    "default": dict(vdi=1e-4, connect_dots=False, tmt=1e-15),
-    "accurate": dict(vdi=1e-5, connect_dots=True, tmt=1e-15),
-    "fine-tail": dict(vdi=1e-4, connect_dots=True, tmt=1e-30),
+    "default": {"vdi": 1e-4, "connect_dots": False, "tmt": 1e-15},
+    "accurate": {"vdi": 1e-5, "connect_dots": True, "tmt": 1e-15},
+    "fine-tail": {"vdi": 1e-4, "connect_dots": True, "tmt": 1e-30},
 }
 
 
@@ -248,18 +248,19 @@ def run_pld(name, comp, queries, repeats, settings=("default", "accurate", "fine
     rows = []
     for setting in settings:
         s = PLD_SETTINGS[setting]
-        label = f"vdi={s['vdi']:g}, {'connect-dots' if s['connect_dots'] else 'privacy-buckets'}, pessimistic, tail_mass={s['tmt']:g}"
-        t_build, p = timed(lambda: _build_pld(comp, s["vdi"], s["connect_dots"], s["tmt"], True), repeats)
+        dots = "connect-dots" if s["connect_dots"] else "privacy-buckets"
+        label = f"vdi={s['vdi']:g}, {dots}, pessimistic, tail_mass={s['tmt']:g}"
+        t_build, p = timed(lambda s=s: _build_pld(comp, s["vdi"], s["connect_dots"], s["tmt"], True), repeats)
         p_opt = None
         if setting == "accurate":
             # connect-the-dots has no optimistic mode: the lower end uses privacy buckets
             p_opt = _build_pld(comp, s["vdi"], False, s["tmt"], False)
         for q in queries:
             if q["kind"] == "delta":
-                t_q, v = timed(lambda: float(p.get_delta_for_epsilon(q["eps"])), repeats)
+                t_q, v = timed(lambda p=p, q=q: float(p.get_delta_for_epsilon(q["eps"])), repeats)
                 lo = float(p_opt.get_delta_for_epsilon(q["eps"])) if p_opt is not None else None
             else:
-                t_q, v = timed(lambda: float(p.get_epsilon_for_delta(q["delta"])), repeats)
+                t_q, v = timed(lambda p=p, q=q: float(p.get_epsilon_for_delta(q["delta"])), repeats)
                 lo = float(p_opt.get_epsilon_for_delta(q["delta"])) if p_opt is not None else None
             if p_opt is not None:
                 rows.append(
@@ -300,9 +301,9 @@ def run_rdp(name, comp, queries, repeats) -> list[dict]:
     rows = []
     for q in queries:
         if q["kind"] == "delta":
-            t, v = timed(lambda: build().get_delta(q["eps"]), repeats)
+            t, v = timed(lambda q=q: build().get_delta(q["eps"]), repeats)
         else:
-            t, v = timed(lambda: build().get_epsilon(q["delta"]), repeats)
+            t, v = timed(lambda q=q: build().get_epsilon(q["delta"]), repeats)
         rows.append(
             _finish(
                 name,
@@ -334,7 +335,7 @@ def _prv_class():
         def __init__(self, sigma2, shift: int = 1):
             self.s2 = float(sigma2)
             self.s = int(shift)
-            K = int(math.ceil(40 * math.sqrt(self.s2) + 40))
+            K = math.ceil(40 * math.sqrt(self.s2) + 40)
             xs = np.arange(-K, K + 1, dtype=float)
             lw = -xs * xs / (2 * self.s2)
             p = np.exp(lw - logsumexp(lw))
@@ -356,7 +357,7 @@ def _prv_class():
     return _DGPRV
 
 
-PRV_SETTINGS = {"default": dict(eps_error=0.1), "accurate": dict(eps_error=0.01)}
+PRV_SETTINGS = {"default": {"eps_error": 0.1}, "accurate": {"eps_error": 0.01}}
 
 
 def run_prv(name, comp, queries, repeats, settings=("default", "accurate")) -> list[dict]:
@@ -373,7 +374,7 @@ def run_prv(name, comp, queries, repeats, settings=("default", "accurate")) -> l
             de = 1e-3 * target
             label = f"eps_error={ee:g}, delta_error=1e-3*delta ({de:.0e})"
 
-            def go():
+            def go(q=q, ee=ee, de=de):
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore")
                     acc = PRVAccountant(prvs=prvs, max_self_compositions=ms, eps_error=ee, delta_error=de)
@@ -427,9 +428,9 @@ def run_conversions(name, comp, queries, repeats) -> list[dict]:
             ("Edgeworth surrogate", lambda e: gdp.edgeworth_delta(comp, e), None, "approx", "none"),
         ):
             if q["kind"] == "delta":
-                t, v = timed(lambda: fd(q["eps"]), repeats)
+                t, v = timed(lambda fd=fd, q=q: fd(q["eps"]), repeats)
             elif fe is not None:
-                t, v = timed(lambda: fe(q["delta"]), repeats)
+                t, v = timed(lambda fe=fe, q=q: fe(q["delta"]), repeats)
             else:
                 continue
             rows.append(
@@ -461,7 +462,7 @@ def run(
     skipped = []
     for name in names:
         t0 = time.perf_counter()
-        queries, ref_rows = reference(name, lambda: Composition(dict(comps[name].groups)), repeats)
+        queries, ref_rows = reference(name, lambda name=name: Composition(dict(comps[name].groups)), repeats)
         rows += ref_rows
         log(f"[{name}] census-plb reference done ({time.perf_counter() - t0:.1f} s)")
         try:
@@ -477,7 +478,7 @@ def run(
         log(f"[{name}] prv_accountant done ({time.perf_counter() - t0:.1f} s)")
         rows += run_conversions(name, comps[name], queries, repeats)
         log(f"[{name}] all done ({time.perf_counter() - t0:.1f} s)")
-    versions = {}
+    versions: dict[str, str | None] = {}
     for mod in ("dp_accounting", "prv_accountant"):
         try:
             from importlib.metadata import version
@@ -547,11 +548,12 @@ def write_outputs(res: dict, out: Path) -> dict[str, Path]:
         f"Versions: {res['meta']['versions']}; median of {res['meta']['repeats']} repeats (runs > 2 s not repeated).",
         "Compositions: " + "; ".join(f"`{k}` = {v}" for k, v in res["meta"]["compositions"].items()) + ".",
         "",
-        "Reference = census-plb certified value (δ: |error| ≤ 1e-35 and ≤ 1e-20·δ; ε: certified interval of relative width "
-        "≤ 1e-12). `target` δ~X means δ(ε) at the ε where the certified δ ≈ X (every method gets the same float ε). "
-        "`wall_s` = the peer's whole cost for that one question (build/compose + query); `time_ratio` = wall_s / census-plb's "
-        "wall time for the same question. `bracket_ok`: for two-sided brackets whether [lo, hi] meets the certified interval, "
-        "for upper bounds whether the bound is ≥ the certified value. Status `CANNOT RESOLVE` = the peer returns 0/∞ or is "
+        "Reference = census-plb certified value (δ: |error| ≤ 1e-35 and ≤ 1e-20·δ; ε: certified interval of relative "
+        "width ≤ 1e-12). `target` δ~X means δ(ε) at the ε where the certified δ ≈ X (every method gets the same float "
+        "ε). `wall_s` = the peer's whole cost for that one question (build/compose + query); `time_ratio` = wall_s / "
+        "census-plb's wall time for the same question. `bracket_ok`: for two-sided brackets whether [lo, hi] meets the "
+        "certified interval, for upper bounds whether the bound is ≥ the certified value. Status `CANNOT RESOLVE` = "
+        "the peer returns 0/∞ or is "
         "off by > 50% relative (float64 FFT round-off and tail truncation put a floor near 1e-15 under PLD/PRV δ).",
         "",
     ]

@@ -41,20 +41,22 @@ import json
 import math
 import re
 import tomllib
+from collections import Counter
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from fractions import Fraction
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
-from typing import Iterable, Iterator, Mapping, NamedTuple
+from typing import NamedTuple
 
 from accountant.exact import to_fraction
 
 __all__ = [
+    "BUILTIN_NAMES",
+    "RUN_TYPES",
     "Allocation",
     "AllocationError",
-    "BUILTIN_NAMES",
     "GeolevelBudget",
-    "RUN_TYPES",
     "load_builtin",
 ]
 
@@ -200,8 +202,7 @@ class Allocation:
             if not isinstance(lv, GeolevelBudget):
                 raise TypeError(f"Allocation '{self.name}': levels must be GeolevelBudget, got {type(lv).__name__}")
         names = [lv.name for lv in levels]
-        seen_names: set[str] = set()
-        dup = {n for n in names if n in seen_names or seen_names.add(n)}
+        dup = {n for n, count in Counter(names).items() if count > 1}
         if dup:
             raise ValueError(f"Allocation '{self.name}': duplicate geolevel(s) {sorted(dup)}")
         if self.run_type is not None:
@@ -235,7 +236,7 @@ class Allocation:
         name: str = "allocation",
         provenance: str = "",
         run_type: str | None = "auto",
-    ) -> "Allocation":
+    ) -> Allocation:
         """Build from ``{geolevel: {query: rho}}`` (ordered top-down; rho exact).
 
         ``run_type="auto"`` infers ``"dhc"``/``"pl94"`` from the geolevel names (see
@@ -256,7 +257,7 @@ class Allocation:
         provenance: str | None = None,
         run_type: str | None = "auto",
         declared_total: object | None = None,
-    ) -> "Allocation":
+    ) -> Allocation:
         """Load a Census-data allocation CSV (a path, or the CSV text itself).
 
         Args:
@@ -285,7 +286,7 @@ class Allocation:
         )
 
     @classmethod
-    def from_toml(cls, path_or_text: str | Path, *, run_type: str | None = "auto") -> "Allocation":
+    def from_toml(cls, path_or_text: str | Path, *, run_type: str | None = "auto") -> Allocation:
         """Load the TOML schema of the module docstring (a path, or the TOML text itself).
 
         A ``run_type`` key in the file overrides the argument (``"custom"`` means no
@@ -344,7 +345,7 @@ class Allocation:
         return {(g, q): 1 / r for g, q, r in self.items()}
 
     # ------------------------------------------------------------------ transformations
-    def scaled(self, c: object) -> "Allocation":
+    def scaled(self, c: object) -> Allocation:
         """All budgets multiplied by the exact factor ``c`` > 0 (ρ scales, σ² scales by 1/c)."""
         factor = to_fraction(c, name="Allocation.scaled: c")
         if factor <= 0:
@@ -352,7 +353,7 @@ class Allocation:
         levels = tuple(GeolevelBudget(lv.name, lv.queries, tuple(r * factor for r in lv.rho)) for lv in self.levels)
         return Allocation(levels, self.name, _append(self.provenance, f"scaled by {factor}"), self.run_type)
 
-    def with_rho(self, mapping: Mapping[tuple[str, str], object]) -> "Allocation":
+    def with_rho(self, mapping: Mapping[tuple[str, str], object]) -> Allocation:
         """A copy with the budgets of some existing ``(geolevel, query)`` keys replaced.
 
         Raises:
@@ -449,7 +450,7 @@ def load_builtin(name: str) -> Allocation:
     return _load_builtin_cached(name)
 
 
-@lru_cache(maxsize=None)
+@cache
 def _load_builtin_cached(name: str) -> Allocation:
     fname, run_type = _BUILTINS[name]
     data = _DATA.joinpath("census2020")
@@ -468,7 +469,7 @@ def _load_builtin_cached(name: str) -> Allocation:
     )
 
 
-@lru_cache(maxsize=None)
+@cache
 def _declared_totals() -> dict[str, Fraction]:
     text = _DATA.joinpath("census2020", "totals.csv").read_text(encoding="utf-8")
     totals: dict[str, Fraction] = {}
@@ -716,17 +717,17 @@ def _check_declared_columns(alloc: Allocation, rows: list[tuple[int, dict[str, s
     for line, row in rows:
         g, q = row["geolevel"].strip(), row["query"].strip()
         rho = lookup[(g, q)]
+        # four exact divisions per row (rho > 0, so none divides by zero)
         exact = {
-            "rho_fraction_of_total": lambda: rho / total,
-            "geolevel_fraction_of_total": lambda: gtot[g] / total,
-            "query_fraction_within_geolevel": lambda: rho / gtot[g],
-            "sigma_sq_exact": lambda: 1 / rho,
+            "rho_fraction_of_total": rho / total,
+            "geolevel_fraction_of_total": gtot[g] / total,
+            "query_fraction_within_geolevel": rho / gtot[g],
+            "sigma_sq_exact": 1 / rho,
         }
-        for col, want_of in exact.items():
+        for col, want in exact.items():
             text = (row.get(col) or "").strip()
             if not text:
                 continue
-            want = want_of()
             try:
                 got = Fraction(text)
             except (ValueError, ZeroDivisionError):

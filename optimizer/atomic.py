@@ -8,12 +8,14 @@ is refused (:class:`UnsafeOutputError`), so outputs never overwrite a link's tar
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import tempfile
 from pathlib import Path
+from typing import Any
 
-__all__ = ["UnsafeOutputError", "atomic_write_bytes", "atomic_write_text", "atomic_write_json", "check_writable"]
+__all__ = ["UnsafeOutputError", "atomic_write_bytes", "atomic_write_json", "atomic_write_text", "check_writable"]
 
 
 class UnsafeOutputError(ValueError):
@@ -63,15 +65,13 @@ def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> None:
         os.chmod(tmp, 0o666 & ~umask)  # mkstemp creates 0600; give the file ordinary permissions
         os.replace(tmp, path)
     except BaseException:
-        try:
+        with contextlib.suppress(OSError):
             os.unlink(tmp)
-        except OSError:
-            pass
         raise
 
 
 def atomic_write_json(path: str | os.PathLike, payload, **dump_kwargs) -> None:
     """JSON-encode ``payload`` (sorted keys, indented unless overridden) and write atomically."""
-    kwargs = {"sort_keys": True, "indent": 1, "ensure_ascii": False}
+    kwargs: dict[str, Any] = {"sort_keys": True, "indent": 1, "ensure_ascii": False}
     kwargs.update(dump_kwargs)
     atomic_write_text(path, json.dumps(payload, **kwargs))

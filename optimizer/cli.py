@@ -65,7 +65,7 @@ def _one_line_warning(command: str):
     distinct message once (``--debug`` keeps Python's default file:line format)."""
     seen: set[str] = set()
 
-    def show(message, category, filename, lineno, file=None, line=None):  # noqa: ARG001
+    def show(message, category, filename, lineno, file=None, line=None):
         text = " ".join(str(message).split())
         if text in seen:
             return
@@ -103,7 +103,7 @@ def main(argv: list[str] | None = None) -> int:
             raise
         print(f"census-plb {args.command}: error: {exc}", file=sys.stderr)
         return 2
-    except Exception as exc:  # noqa: BLE001 - one clear line, traceback with --debug
+    except Exception as exc:
         if args.debug:
             raise
         print(f"census-plb {args.command}: failed: {type(exc).__name__}: {exc}", file=sys.stderr)

@@ -17,10 +17,11 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any
 
 import mpmath
 
@@ -61,12 +62,11 @@ class Confirmation:
 
 
 def paths_of(alloc: Allocation):
-    from .pairs import dhc_persons_paths, paths_from_allocation
-    from .spine import all_patterns
+    """The paths of ``alloc``'s release (:func:`optimizer.spine.patterns_for`, the one rule)."""
+    from .pairs import paths_from_allocation
+    from .spine import patterns_for
 
-    if alloc.run_type == "dhc" and len(alloc.geolevels) == 8:
-        return dhc_persons_paths(alloc)
-    return paths_from_allocation(alloc, all_patterns(alloc.geolevels))
+    return paths_from_allocation(alloc, patterns_for(alloc.geolevels))
 
 
 def pair_delta_job(spec: dict) -> dict:
@@ -82,7 +82,8 @@ def pair_delta_job(spec: dict) -> dict:
 
 #: result format of :func:`pair_delta_job` (2: with "tolerance_met"); cached results of another
 #: format are recomputed by :func:`optimizer.runner.run_jobs`, never defaulted
-pair_delta_job.result_format = 2
+# a function attribute (read with getattr by optimizer.runner._result_format); mypy has no way to declare it
+pair_delta_job.result_format = 2  # type: ignore[attr-defined]
 
 
 def _pair_specs(alloc: Allocation, target: Target, pair_list) -> list[dict]:
@@ -202,7 +203,7 @@ def confirm(
     if pairs is None:
         pair_list = [(a.index, b.index) for a, b in all_pairs(paths_of(alloc))]
     else:
-        pair_list = [tuple(sorted((int(i), int(j)))) for i, j in pairs]
+        pair_list = [(min(int(i), int(j)), max(int(i), int(j))) for i, j in pairs]
     target_delta = target.delta_fraction
     factor = Fraction(1)
     current = alloc

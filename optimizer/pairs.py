@@ -21,10 +21,12 @@ The accountant is imported lazily, so this module stays light.
 
 from __future__ import annotations
 
+import itertools
 from bisect import bisect_right
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any, Callable, Iterable, Mapping, Sequence
+from typing import Any
 
 from .allocation import Allocation
 from .spine import Pattern, dhc_persons_patterns, normalize_pattern, path_allocation
@@ -129,7 +131,9 @@ def pair_composition(path_i: Path, path_j: Path, composition: Callable[[list], A
             :class:`accountant.Composition` (imported lazily).
     """
     if composition is None:
-        from accountant import Composition as composition  # noqa: N813
+        from accountant import Composition
+
+        composition = Composition
     return composition(mechanism(path_i) + mechanism(path_j))
 
 
@@ -330,7 +334,7 @@ def pointwise_min(curves: Sequence[Sequence[tuple[Any, Any]]]) -> list[tuple[Any
         raise ValueError("pointwise_min: the curves have no common x-range")
     grid = sorted({x for _, xs in cleaned for x in xs if lo <= x <= hi} | {lo, hi})
     out: list[tuple[Any, Any]] = []
-    for a, b in zip(grid, grid[1:]):
+    for a, b in itertools.pairwise(grid):
         ya = [_interp(p, xs, a) for p, xs in cleaned]
         yb = [_interp(p, xs, b) for p, xs in cleaned]
         points = {a: min(ya)}
@@ -350,10 +354,11 @@ def safe_tradeoff_points(alpha: Sequence[Any], beta: Sequence[Any]) -> list[tupl
     """Certified trade-off vertices → points certainly on or below the true curve.
 
     A trade-off function f is non-increasing, so for a vertex (α, β) known only as intervals,
-    f(α.lower) ≥ f(α) = β ≥ β.lower: the point (α.lower, β.lower) lies on or below f.  β is
-    and α are
-    clipped at 0 (f ≥ 0, and f(0) ≥ f(α)).  Envelopes of such points under-state f, i.e. never overclaim
-    privacy.
+    f(α.lower) ≥ f(α) = β ≥ β.lower: the point (α.lower, β.lower) lies on or below f.  Both
+    coordinates are clipped at 0 (f ≥ 0, and f(0) ≥ f(α)).  Only these points are certified: a
+    piecewise-linear envelope through them is on or below f at its vertices, and between
+    vertices only where f is convex (true for a trade-off function, so the lower convex
+    envelope of such points never overclaims privacy).
     """
     if len(alpha) != len(beta):
         raise ValueError(f"safe_tradeoff_points: {len(alpha)} alpha values but {len(beta)} beta values")

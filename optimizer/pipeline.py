@@ -20,10 +20,11 @@ from __future__ import annotations
 
 import subprocess
 import time
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from fractions import Fraction
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import Any
 
 from optimizer.run_result import RunResult
 
@@ -81,7 +82,7 @@ def spec_for(
 
     if (scenario is None) == (allocation is None):
         raise ValueError("give exactly one of scenario and allocation")
-    name = scenario or allocation
+    name = scenario or allocation or ""
     scen = None
     if scenario:
         from scenarios.loader import SCENARIO_DIR, load_scenario
@@ -205,7 +206,7 @@ def optimize(
     confirmed, worst_pair, worst_delta, conf_seconds, n_pairs, recal = False, None, None, None, 0, None
     verified: list[list[int]] = []
     c_u_proxy = c_u
-    uconf = {
+    uconf: dict[str, Any] = {
         "uniform_confirmed": False,
         "uniform_worst_pair": None,
         "uniform_worst_pair_delta": None,
@@ -360,7 +361,7 @@ def _curves(alloc, optimized, target, conv: str) -> tuple[list[dict], list[dict]
 
     eps_t = float(target.epsilon_fraction)
     grid = [f"{eps_t * k / 40:.6f}" for k in CURVE_STEPS]
-    grid = sorted(set(grid + [target.epsilon]), key=Fraction)
+    grid = sorted({*grid, target.epsilon}, key=Fraction)
     pb, po = S.proxy_composition(alloc), S.proxy_composition(optimized)
     db = pb.delta_curve(grid, tol=CURVE_TOL, rtol=CURVE_RTOL)
     do = po.delta_curve(grid, tol=CURVE_TOL, rtol=CURVE_RTOL)

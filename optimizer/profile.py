@@ -24,23 +24,23 @@ aggregates:
 
 from __future__ import annotations
 
-from .atomic import atomic_write_text
-
 import csv
 import io
 import json
 import os
 import time
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 from pathlib import Path as FsPath
-from typing import Any, Iterable, Sequence
+from typing import Any
 
 from accountant.decimals import decimal_ratio, decimal_string, exact_fraction, format_error_up, mid_decimal, outward
 
 from .allocation import Allocation, load_builtin
+from .atomic import atomic_write_text
 from .pairs import MAIN_PAIR, Path, lower_convex_envelope_decimal, paths_from_allocation, worst_case
-from .spine import Pattern, all_patterns, dhc_persons_patterns
+from .spine import DHC_GEOLEVELS, Pattern, patterns_for
 
 __all__ = [
     "DEFAULT_DELTA_ZCDP",
@@ -169,7 +169,7 @@ def certified_tolerance_met(c, tol: float | None = None, rtol: float | None = No
         return bool(c.tolerance_met)
     if tol is None and rtol is None:
         return bool(getattr(c, "tolerance_met", True))
-    if rtol is None:  # absolute target only (trade-off vertices): one subtraction
+    if rtol is None and tol is not None:  # absolute target only (trade-off vertices): one subtraction
         return bool(c.upper - c.lower <= 2 * tol)
     err = getattr(c, "error", None)
     value = getattr(c, "value", None)
@@ -177,9 +177,7 @@ def certified_tolerance_met(c, tol: float | None = None, rtol: float | None = No
         err, value = (c.upper - c.lower) / 2, (c.upper + c.lower) / 2
     if tol is not None and not (err <= tol):
         return False
-    if rtol is not None and not (err <= rtol * abs(value)):
-        return False
-    return True
+    return rtol is None or bool(err <= rtol * abs(value))
 
 
 def epsilon_tolerance_met(r, tol: float) -> bool:
@@ -281,7 +279,7 @@ def pair_job(spec: PairSpec | dict) -> dict:
     if tc is not None:
         t1 = time.perf_counter()
         # the β tails are (mostly) the α tails of the mirrored thresholds: format each once
-        strings: dict[int, tuple[str, str, bool]] = {}
+        strings: dict[int, tuple[str, str]] = {}
 
         def fmt(c) -> tuple[str, str]:
             got = strings.get(id(c))
@@ -320,14 +318,13 @@ def release_patterns(name: str | None, allocation: Allocation | None = None) -> 
     * PL94 runs and custom allocations: :func:`optimizer.spine.all_patterns` (superset).
     """
     if allocation is None:
+        if name is None:
+            raise ValueError("release_patterns: pass a release name or an allocation")
         allocation = load_builtin(name)
     levels = allocation.geolevels
-    dhc = ("US", "State", "County", "Prim", "Tract_Subset_Group", "Tract_Subset", "Block_Group", "Block")
-    if tuple(levels) == dhc:
-        if name == "dhc-persons":
-            return dhc_persons_patterns(), NOTE_DHC_PERSONS
-        return dhc_persons_patterns(), NOTE_DHC_OTHER
-    pats = all_patterns(levels)
+    pats = patterns_for(levels)  # the same rule as the all-pairs confirmation
+    if tuple(levels) == DHC_GEOLEVELS:
+        return pats, NOTE_DHC_PERSONS if name == "dhc-persons" else NOTE_DHC_OTHER
     return pats, NOTE_ALL + f" ({len(pats)} patterns of {len(levels)} geolevels)"
 
 

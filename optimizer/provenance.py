@@ -18,16 +18,17 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 __all__ = [
     "RESULT_FORMAT",
+    "allocation_digest",
     "canonical",
     "check_run",
     "code_version",
     "file_code_version",
-    "allocation_digest",
     "run_inputs",
     "scenario_run_inputs",
     "seal",
@@ -69,7 +70,7 @@ def _package_version() -> str:
         return "absent"
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _files_hash(files: tuple[str, ...]) -> str:
     h = hashlib.sha256()
     for name in files:

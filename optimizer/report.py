@@ -34,10 +34,11 @@ import io
 import json
 import math
 import platform
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 from pathlib import Path
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any
 
 import mpmath
 
@@ -251,7 +252,8 @@ def compute_accounting(scenario, *, curves: bool = True, progress: Progress = _q
     rho = alloc.total_rho
     delta = scenario.target_delta
     progress(
-        f"[{scenario.name}] accounting: total rho = {rho}, conversion {scenario.conversion}, delta {scenario.target_delta_text}"
+        f"[{scenario.name}] accounting: total rho = {rho}, conversion {scenario.conversion}, "
+        f"delta {scenario.target_delta_text}"
     )
     eps_claim = _claim_eps(rho, delta, scenario.conversion)
     base = proxy_pair(alloc)
@@ -275,7 +277,6 @@ def compute_accounting(scenario, *, curves: bool = True, progress: Progress = _q
         db = base.delta_curve(grid, tol=DELTA_TOL, rtol=DELTA_RTOL)
         du = uni.delta_curve(grid, tol=DELTA_TOL, rtol=DELTA_RTOL)
         from accountant.decimals import half_width
-
         from optimizer.profile import certified_tolerance_met
 
         for e, b, u in zip(grid, db, du):
@@ -317,7 +318,7 @@ def _tradeoff_met(tc) -> bool:
     return bool(flag) if flag is not None else all(tradeoff_tolerance_met(tc, DEFAULT_TRADEOFF_TOL))
 
 
-def tolerance_flags(acc: Accounting, run: "RunInputs | None" = None) -> dict[str, bool]:
+def tolerance_flags(acc: Accounting, run: RunInputs | None = None) -> dict[str, bool]:
     """{result: tolerance met} of everything the report shows as certified: the proxy pair's δ at
     the promised ε and ε at the promised δ, the uniform rescale's δ, the curves computed here and
     (when a run directory gives per-pair results with a ``tolerance_met`` column) the pairs."""
@@ -430,7 +431,7 @@ def per_query_table(acc: Accounting, run: RunInputs) -> list[dict]:
         op = _col(r, "optimized_sigma2")
         base = _mpf(s2)
 
-        def drop(x):
+        def drop(x, base=base):
             return None if x is None else float((1 - _mpf(x) / base) * 100)
 
         out.append(
@@ -458,7 +459,7 @@ def per_geolevel_table(acc: Accounting, pq: list[dict]) -> list[dict]:
         rows = [r for r in pq if r["geolevel"] == g]
         base = sum(_mpf(r["baseline_sigma2"]) for r in rows)
 
-        def drop(col):
+        def drop(col, rows=rows, base=base):
             if any(r[col] == "" for r in rows):
                 return ""
             return f"{float((1 - sum(_mpf(r[col]) for r in rows) / base) * 100):.4f}"
@@ -698,7 +699,7 @@ def _versions() -> dict[str, str]:
 def _code_hash() -> str:
     """sha256 over the accountant sources and this module (what computed the numbers)."""
     h = hashlib.sha256()
-    files = sorted((_ROOT / "accountant").glob("*.py")) + [Path(__file__).resolve()]
+    files = [*sorted((_ROOT / "accountant").glob("*.py")), Path(__file__).resolve()]
     for p in files:
         h.update(p.name.encode() + b"\0" + p.read_bytes())
     return h.hexdigest()
@@ -857,7 +858,7 @@ def _pairs_text(acc: Accounting, run: RunInputs) -> str:
 def _sections(acc: Accounting, run: RunInputs, s: dict, pq, pg) -> list[dict]:
     """The report's sections as neutral blocks (rendered to HTML and Markdown)."""
     sc = acc.scenario
-    secs = []
+    secs: list[dict[str, Any]] = []
     overshoot = float(acc.delta_exact.value / _mpf(acc.delta_target))
     flags = tolerance_flags(acc, run)
     eps_safe = fmt_bound(acc.eps_exact.value, 15, "up")
@@ -868,26 +869,29 @@ def _sections(acc: Accounting, run: RunInputs, s: dict, pq, pg) -> list[dict]:
             "paras": [
                 f"The Census Bureau describes the privacy of {sc.allocation} with a single number ρ = {s['total_rho']} "
                 f"(zero-concentrated differential privacy). Turned into the usual (ε, δ) language with the "
-                f"{s['conversion_label']} formula, this promises ε = {s['claimed_epsilon']} at δ = {s['target_delta']}.",
-                f"The exact calculation shows the promise is kept with room to spare: at that ε the real δ is at most "
-                f"{s['exact_delta_upper_at_claimed_epsilon']} (certified), about {fmt(overshoot, 3)} times the promised δ. "
+                f"{s['conversion_label']} formula, this promises "
+                f"ε = {s['claimed_epsilon']} at δ = {s['target_delta']}.",
+                "The exact calculation shows the promise is kept with room to spare: at that ε the real δ is at most "
+                f"{s['exact_delta_upper_at_claimed_epsilon']} (certified), "
+                f"about {fmt(overshoot, 3)} times the promised δ. "
                 + (
-                    f"Keeping the Bureau's own balance between queries and geolevels and scaling every noise "
-                    f"variance down by the same factor, "
+                    "Keeping the Bureau's own balance between queries and geolevels and scaling every noise "
+                    "variance down by the same factor, "
                     + (
                         f"{s['uniform_variance_drop_percent']} % of the noise variance can go while the same "
                         f"promise still holds (confirmed on every pair of records)."
                         if s.get("uniform_confirmed") == "yes" and s.get("uniform_variance_drop_percent")
-                        else f"{s['uniform_variance_drop_percent_proxy']} % of the noise variance can go while the same "
-                        f"promise still holds (for the representative pair of records)."
+                        else f"{s['uniform_variance_drop_percent_proxy']} % of the noise variance can go "
+                        "while the same promise still holds (for the representative pair of records)."
                     )
                 ),
                 *(
                     [
-                        f"Re-balancing the budget between queries as well (the scenario's weighted-variance objective, "
-                        f"see section 3) reduces that weighted variance by {s['optimized_variance_drop_percent']} %; this "
-                        f"mixes a policy choice (which statistics matter) with the accounting gain, and some geolevels "
-                        f"then get more noise than today, so read the per-geolevel table before using it."
+                        "Re-balancing the budget between queries as well (the scenario's weighted-variance objective, "
+                        "see section 3) reduces that weighted variance by "
+                        f"{s['optimized_variance_drop_percent']} %; this "
+                        "mixes a policy choice (which statistics matter) with the accounting gain, and some geolevels "
+                        "then get more noise than today, so read the per-geolevel table before using it."
                     ]
                     if s["optimized_variance_drop_percent"]
                     else []
@@ -940,7 +944,8 @@ def _sections(acc: Accounting, run: RunInputs, s: dict, pq, pg) -> list[dict]:
                         "exact δ at the promised ε",
                         _marked(f"≤ {s['exact_delta_upper_at_claimed_epsilon']}", flags, "exact δ at the promised ε"),
                         f"midpoint {s['exact_delta_at_claimed_epsilon']} ± {s['exact_delta_error']}; "
-                        f"true value in [{s['exact_delta_lower_at_claimed_epsilon']}, {s['exact_delta_upper_at_claimed_epsilon']}]",
+                        f"true value in [{s['exact_delta_lower_at_claimed_epsilon']}, "
+                        f"{s['exact_delta_upper_at_claimed_epsilon']}]",
                     ],
                     ["exact δ ÷ promised δ (midpoint)", s["exact_delta_over_target"], ""],
                     [
@@ -1139,7 +1144,7 @@ def render_html(title: str, secs: list[dict], figs: dict[str, bytes]) -> str:
     for s in secs:
         out.append(f'<section id="{e(s["id"])}">')
         out.append(f"<h2>{e(s['title'])}</h2>")
-        for i, p in enumerate(s.get("paras", [])):
+        for _i, p in enumerate(s.get("paras", [])):
             cls = ' class="lead"' if s["id"] == "summary" else ""
             out.append(f"<p{cls}>{e(p)}</p>")
         if "table" in s:
@@ -1304,7 +1309,7 @@ def compare_scenarios(
         sc = load_scenario(name)
         acc = compute_accounting(sc, curves=False, progress=progress)
         run = read_run(Path(runs_root) / sc.name)
-        if run.optimize is not None:
+        if run.optimize is not None and run.directory is not None:  # (read_run always sets directory)
             from optimizer.provenance import check_run_dir, stale_message
 
             problems = check_run_dir(run.directory, run.optimize, sc)

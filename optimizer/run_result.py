@@ -25,9 +25,10 @@ import csv
 import hashlib
 import io
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 from optimizer.atomic import atomic_write_text, check_writable
 
@@ -41,7 +42,7 @@ TABLE_FILES = (
     ("tradeoff.csv", "tradeoff"),
 )
 #: every file of a run directory (the summary is written last)
-RUN_FILES = tuple(n for n, _ in TABLE_FILES) + ("allocation_optimized.toml", "optimize.json")
+RUN_FILES = (*(n for n, _ in TABLE_FILES), "allocation_optimized.toml", "optimize.json")
 
 
 def _csv_text(rows: list[dict]) -> str:
@@ -122,7 +123,7 @@ class RunResult:
 
     # ------------------------------------------------------------------ reading
     @classmethod
-    def read(cls, run_dir: str | Path) -> "RunResult | None":
+    def read(cls, run_dir: str | Path) -> RunResult | None:
         """The run stored in ``run_dir`` (``None`` if it has no ``optimize.json``); tables that are
         absent read as empty. A damaged summary raises ``ValueError`` naming the file."""
         d = Path(run_dir)

@@ -36,8 +36,6 @@ reason this module exists.
 
 from __future__ import annotations
 
-from .atomic import atomic_write_json
-
 import dataclasses
 import enum
 import hashlib
@@ -48,11 +46,14 @@ import os
 import sys
 import time
 import warnings
+from collections.abc import Callable, Iterable
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from decimal import Decimal
 from fractions import Fraction
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any
+
+from .atomic import atomic_write_json
 
 __all__ = ["JobError", "canonical_json", "check_dask_workers", "job_id", "run_jobs"]
 
@@ -182,7 +183,7 @@ def _encode(obj: Any, where: str) -> Any:
     if isinstance(obj, dict):
         out = {}
         for k, v in obj.items():
-            if not isinstance(k, str) or k.startswith("__") and k.endswith("__"):
+            if not isinstance(k, str) or (k.startswith("__") and k.endswith("__")):
                 raise ValueError(f"dict key {k!r} at {where} must be a string, not a dunder name")
             out[k] = _encode(v, f"{where}[{k!r}]")
         return out
@@ -515,7 +516,7 @@ def _worker_threads(client) -> dict[str, int]:
     """{worker address: nthreads} of every worker the scheduler knows now."""
     try:
         return {str(a): int(n) for a, n in client.nthreads().items()}
-    except Exception:  # noqa: BLE001 - older / unusual clients: the scheduler's own listing
+    except Exception:
         try:
             info = client.scheduler_info(n_workers=-1)
         except TypeError:

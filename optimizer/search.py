@@ -47,11 +47,12 @@ import math
 import sys
 import time
 import warnings
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from decimal import ROUND_FLOOR, Decimal, localcontext
 from fractions import Fraction
 from pathlib import Path
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any
 
 import mpmath
 
@@ -60,10 +61,11 @@ from accountant.decimals import outward
 from .allocation import Allocation, GeolevelBudget
 
 __all__ = [
-    "SolverWarning",
     "CONVERSIONS",
     "Calibration",
     "SearchResult",
+    "SolverWarning",
+    "StudyLockedError",
     "Target",
     "calibrate_shape",
     "config_hash",
@@ -75,7 +77,6 @@ __all__ = [
     "reallocate",
     "resolve_storage",
     "study_lock",
-    "StudyLockedError",
     "target_from_allocation",
     "uniform_rescale",
     "variance_drop_percent",
@@ -237,7 +238,7 @@ def equal_weights(alloc: Allocation) -> dict[tuple[str, str], Fraction]:
 
 def _weights(alloc: Allocation, weights: Mapping[tuple[str, str], Any] | None) -> dict[tuple[str, str], float]:
     if weights is None:
-        return {k: 1.0 for k in equal_weights(alloc)}
+        return dict.fromkeys(equal_weights(alloc), 1.0)
     out = {}
     for g, q, _ in alloc.items():
         if (g, q) not in weights:
@@ -369,7 +370,8 @@ def calibrate_shape(
     slope: float | None = None,
     final: bool = True,
 ) -> Calibration:
-    """Stage-1 root-finding for any shape: the largest exact c with proxy δ(ρ·c) ≤ target.
+    """Stage-1 root-finding for any shape: the largest c (exact fraction, to brentq's ``xtol``)
+    with certified proxy δ(ρ·c) ≤ target.
 
     Args:
         shape: the allocation whose budgets are scaled together.
@@ -399,7 +401,7 @@ def _note(provenance: str, note: str) -> str:
 
 
 def uniform_rescale(alloc: Allocation, target: Target) -> tuple[Fraction, Allocation, Any]:
-    """Stage 1: the largest exact c with certified proxy δ(target ε) ≤ target δ.
+    """Stage 1: the largest c (an exact fraction, to brentq's ``xtol``) with certified proxy δ(target ε) ≤ target δ.
 
     ρ_q → c·ρ_q for every measurement (σ_q² → σ_q²/c); variance drop (1 − 1/c)·100 %.
 
@@ -655,10 +657,8 @@ def study_lock(journal: str | Path):
         os.fsync(fd)
         yield path
     finally:
-        try:
+        with contextlib.suppress(FileNotFoundError):
             path.unlink()
-        except FileNotFoundError:
-            pass
         os.close(fd)
 
 
@@ -763,7 +763,7 @@ def _reallocate(
     )
     gnames, qnames = _param_names(alloc)
     dist = optuna.distributions.FloatDistribution(-bound, bound)
-    distributions = {n: dist for n in gnames + qnames}
+    distributions: dict[str, optuna.distributions.BaseDistribution] = dict.fromkeys(gnames + qnames, dist)
     n_before = len(study.trials)
     if n_before:
         study.sampler = optuna.samplers.TPESampler(seed=_resume_seed(seed, n_before), multivariate=True)
@@ -785,7 +785,7 @@ def _reallocate(
         study.set_user_attr("target", target.as_dict())
         study.set_user_attr("bound", bound)
         study.set_user_attr("objective", "sum_q w_q / rho_q (weighted variance, sigma_q^2 = 1/rho_q)")
-        study.enqueue_trial({n: 0.0 for n in distributions}, user_attrs={"seed_shape": "zcdp-optimum"})
+        study.enqueue_trial(dict.fromkeys(distributions, 0.0), user_attrs={"seed_shape": "zcdp-optimum"})
         study.enqueue_trial(
             {n: min(max(seed_params[n], -bound), bound) for n in distributions},
             user_attrs={"seed_shape": "baseline (clipped to the bounds)"},
@@ -794,7 +794,7 @@ def _reallocate(
     hint_total = float(uniform_c)
     evals = 0
     t_trials = time.perf_counter()
-    for k in range(n_trials):
+    for _k in range(n_trials):
         t0 = time.perf_counter()
         trial = study.ask(distributions)
         shape = _shape_from_params(center, trial.params)
@@ -810,10 +810,10 @@ def _reallocate(
         trial.set_user_attr("evaluations", n_eval)
         study.tell(trial, value)
         if progress:
-            best = study.best_value
+            best_value = study.best_value
             say(
                 f"trial {trial.number:4d}: variance drop {100 * (1 - value / base_obj):9.5f}%  "
-                f"(best {100 * (1 - best / base_obj):9.5f}%)  c={float(c):.10f}  {n_eval} δ evals  "
+                f"(best {100 * (1 - best_value / base_obj):9.5f}%)  c={float(c):.10f}  {n_eval} δ evals  "
                 f"{time.perf_counter() - t0:6.2f} s"
             )
     t_trials = time.perf_counter() - t_trials

@@ -30,21 +30,23 @@ from __future__ import annotations
 
 import csv
 import io
+from collections.abc import Iterable, Sequence
 from fractions import Fraction
-from functools import lru_cache
+from functools import cache
 from itertools import product
 from pathlib import Path
-from typing import Iterable, Sequence
 
 from .allocation import Allocation
 
 __all__ = [
+    "DHC_GEOLEVELS",
     "Pattern",
     "all_patterns",
     "dhc_persons_patterns",
     "normalize_pattern",
     "path_allocation",
     "path_geolevel_totals",
+    "patterns_for",
     "shipped_dhc_persons_paths",
 ]
 
@@ -102,7 +104,8 @@ def path_allocation(allocation: Allocation, pattern: Iterable[str]) -> list[tupl
             receiver = lv.name
             absorbed[receiver] = Fraction(0)
         else:
-            absorbed[receiver] += lv.total  # receiver is set: the top level is present
+            assert receiver is not None  # the top level is present (normalize_pattern keeps it)
+            absorbed[receiver] += lv.total
     out: list[tuple[Fraction, ...]] = []
     for lv in allocation.levels:
         if lv.name in present:
@@ -139,8 +142,29 @@ def all_patterns(geolevels: Sequence[str], *, keep_bottom: bool = False) -> tupl
     tail = (levels[-1],) if keep_bottom and len(levels) > 1 else ()
     out = []
     for mask in product((True, False), repeat=len(free)):
-        out.append((levels[0],) + tuple(g for g, keep in zip(free, mask) if keep) + tail)
+        out.append((levels[0], *(g for g, keep in zip(free, mask) if keep), *tail))
     return tuple(out)
+
+
+#: the eight DHC geolevels, top-down (the published DHC-persons paths are over these)
+DHC_GEOLEVELS: Pattern = ("US", "State", "County", "Prim", "Tract_Subset_Group", "Tract_Subset", "Block_Group", "Block")
+
+
+def patterns_for(geolevels: Sequence[str]) -> tuple[Pattern, ...]:
+    """The one rule mapping an allocation's geolevels to the path patterns of its release.
+
+    The eight DHC geolevels (:data:`DHC_GEOLEVELS`, any DHC run) get the 43 published DHC-persons
+    patterns (:func:`dhc_persons_patterns`); any other geolevels (PL94 runs, custom allocations)
+    get every pattern the bypass rule allows (:func:`all_patterns`, a conservative superset).
+    Used by the all-pairs confirmation and by the release profile alike.
+
+    >>> len(patterns_for(DHC_GEOLEVELS)), len(patterns_for(("US", "State", "County")))
+    (43, 4)
+    """
+    levels = tuple(geolevels)
+    if levels == DHC_GEOLEVELS:
+        return dhc_persons_patterns()
+    return all_patterns(levels)
 
 
 def dhc_persons_patterns() -> tuple[Pattern, ...]:
@@ -152,7 +176,7 @@ def dhc_persons_patterns() -> tuple[Pattern, ...]:
     return _dhc_persons_patterns()
 
 
-@lru_cache(maxsize=None)
+@cache
 def _dhc_persons_patterns() -> tuple[Pattern, ...]:
     text = _DATA.joinpath(_TOTALS_FILE).read_text(encoding="utf-8")
     reader = csv.DictReader(io.StringIO(text))

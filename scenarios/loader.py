@@ -30,17 +30,17 @@ from __future__ import annotations
 import hashlib
 import re
 import tomllib
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from fractions import Fraction
 from pathlib import Path
-from typing import Mapping
 
 __all__ = [
     "CONVERSIONS",
     "SCENARIO_DIR",
+    "TARGET_DELTA_MIN",
     "Scenario",
     "ScenarioError",
-    "TARGET_DELTA_MIN",
     "check_target_delta",
     "list_scenarios",
     "load_scenario",
@@ -129,10 +129,7 @@ class Scenario:
             path = Path(self.allocation)
             if not path.is_absolute() and self.source not in ("<text>", ""):
                 path = Path(self.source).parent / path
-            if path.suffix == ".toml":
-                alloc = Allocation.from_toml(path)
-            else:
-                alloc = Allocation.from_csv(path)
+            alloc = Allocation.from_toml(path) if path.suffix == ".toml" else Allocation.from_csv(path)
         self._check_weights(alloc)
         return alloc
 
@@ -207,7 +204,7 @@ def _fraction(raw, source: str, line, key: str, *, positive: bool = True) -> Fra
     return value
 
 
-def check_target_delta(delta: Fraction, raw, source: str, line: int | None, key: str) -> None:
+def check_target_delta(delta: Fraction, raw, source: str, line: int | None, key: str | None) -> None:
     """Refuse a target δ below :data:`TARGET_DELTA_MIN` (one line naming the value and the range)."""
     if not TARGET_DELTA_MIN <= delta < 1:
         raise ScenarioError(

@@ -8,8 +8,8 @@ import pytest
 pytest.importorskip("dp_accounting")
 pytest.importorskip("prv_accountant")
 
-from accountant import Composition, DiscreteGaussian  # noqa: E402
-from bench import peers  # noqa: E402
+from accountant import Composition, DiscreteGaussian
+from bench import peers
 
 
 def test_peers_on_single_component(tmp_path, monkeypatch):

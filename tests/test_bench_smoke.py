@@ -55,7 +55,7 @@ def test_bench_accountant_runs_on_tiny_composition(tmp_path):
 def test_baseline_matches_certified_on_tiny_composition():
     comp = Composition([DiscreteGaussian.from_rho("1/10"), DiscreteGaussian.from_rho("1/5")])
     eps = ["0.25", "1", "2.5"]
-    vals, pl, sec = B.delta_curve(comp, eps, tol=1e-35, dps=50, round_to=1)
+    vals, _pl, _sec = B.delta_curve(comp, eps, tol=1e-35, dps=50, round_to=1)
     cert = comp.delta_curve(eps)
     for v, c in zip(vals, cert):
         assert abs(v - c.value) <= c.error + 1e-33

@@ -166,7 +166,7 @@ def test_cached_numbers_alone_never_confirm(dhc):
     worst pair exceeds the target, so the round does not pass."""
     alloc, target = dhc
     tiny = _Bound(F(1, 10**40), F(1, 10**39))
-    cached = lambda a, t, pl: {p: tiny for p in pl}  # noqa: E731
+    cached = lambda a, t, pl: dict.fromkeys(pl, tiny)  # noqa: E731
     asked = []
 
     def fresh(a, t, pl):

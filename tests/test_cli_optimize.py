@@ -3,7 +3,6 @@
 import csv
 import json
 
-
 from optimizer.cli import main
 
 KEYS = (
@@ -33,7 +32,7 @@ def test_optimize_json_contract_and_resume(tmp_path, capsys):
     assert json.loads((out / "optimize.json").read_text()) == doc
     for name in ("per_query.csv", "per_geolevel.csv", "curves.csv", "tradeoff.csv"):
         assert (out / name).is_file()
-    rows = list(csv.DictReader((out / "per_query.csv").open()))
+    rows = list(csv.DictReader((out / "per_query.csv").read_text().splitlines()))
     assert len(rows) == 80 and rows[0]["baseline_rho"] == "73/10000"
     assert {"optimized_sigma2", "drop_percent_uniform", "drop_percent_optimized"} <= set(rows[0])
     # resume: same storage -> the study continues

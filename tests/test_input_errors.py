@@ -54,7 +54,7 @@ def test_non_utf8_allocation_names_file_and_line(tmp_path, capsys):
 @pytest.mark.parametrize("rho", ["1e400", "1e-400", "2e4", "1/10000000000000"])
 def test_rho_outside_the_accountants_range_is_refused_up_front(tmp_path, rho):
     p = tmp_path / "a.csv"
-    p.write_text(HEADER + "US,total,1/10\nUS,age,{}\n".format(rho))
+    p.write_text(HEADER + f"US,total,1/10\nUS,age,{rho}\n")
     with pytest.raises(AllocationError) as err:
         Allocation.from_csv(p)
     msg = str(err.value)

@@ -225,7 +225,7 @@ def test_pairs_tolerance_miss(capsys, tmp_path, monkeypatch):
         "--cache",
         str(tmp_path / "cache"),
     ]
-    assert main(base + ["--json", "--out", str(tmp_path / "out")]) == 0
+    assert main([*base, "--json", "--out", str(tmp_path / "out")]) == 0
     cap = capsys.readouterr()
     s = json.loads(cap.out)
     assert s["tolerance_met"] is False and s["n_tolerance_misses"] == 2
@@ -274,7 +274,8 @@ def test_report_marks_tolerance_misses_and_prints_the_safe_side(tmp_path):
     acc = compute_accounting(sc, curves=False)
     out = tmp_path / "ok"
     build_report(sc, tmp_path / "no-run", out, accounting=acc)
-    summary = {r["key"]: r["value"] for r in csv.DictReader(open(out / "summary.csv", encoding="utf-8"))}
+    with open(out / "summary.csv", encoding="utf-8") as f:
+        summary = {r["key"]: r["value"] for r in csv.DictReader(f)}
     assert summary["tolerance_met"] == "yes" and TOLERANCE_MARK not in (out / "report.html").read_text("utf-8")
     e = acc.eps_exact
     assert Fraction(summary["exact_epsilon_at_target_delta"]) >= frac(e.value)
@@ -293,5 +294,6 @@ def test_report_marks_tolerance_misses_and_prints_the_safe_side(tmp_path):
     html = (bad / "report.html").read_text("utf-8")
     md = (bad / "report.md").read_text("utf-8")
     assert TOLERANCE_MARK in html and TOLERANCE_MARK in md
-    summary = {r["key"]: r["value"] for r in csv.DictReader(open(bad / "summary.csv", encoding="utf-8"))}
+    with open(bad / "summary.csv", encoding="utf-8") as f:
+        summary = {r["key"]: r["value"] for r in csv.DictReader(f)}
     assert summary["tolerance_met"] == "no" and "exact δ at the promised ε" in summary["tolerance_not_met"]

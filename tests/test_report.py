@@ -6,11 +6,10 @@ import re
 
 import pytest
 
-from optimizer.report import build_report, compare_scenarios, read_run, write_comparison
 from optimizer.provenance import scenario_run_inputs, seal
+from optimizer.report import build_report, compare_scenarios, read_run, write_comparison
 from scenarios.loader import load_scenario
-
-from tests.toy_scenario import TOY_ALLOC as ALLOC  # noqa: E402
+from tests.toy_scenario import TOY_ALLOC as ALLOC
 
 SCENARIO = """name = "toy"
 description = "synthetic test scenario"
@@ -160,10 +159,12 @@ def test_markdown_and_tables(report):
     out, _ = report
     md = (out / "report.md").read_text(encoding="utf-8")
     assert md.startswith("# ") and "![" in md and "(fig_eps_delta.png)" in md
-    pg = list(csv.DictReader(open(out / "per_geolevel.csv")))
+    with open(out / "per_geolevel.csv") as f:
+        pg = list(csv.DictReader(f))
     assert [r["geolevel"] for r in pg] == ["US", "Block"]
     assert pg[1]["weight"] == "10" and float(pg[1]["drop_percent_optimized"]) == pytest.approx(50, abs=1e-6)
-    summary = {r["key"]: r["value"] for r in csv.DictReader(open(out / "summary.csv"))}
+    with open(out / "summary.csv") as f:
+        summary = {r["key"]: r["value"] for r in csv.DictReader(f)}
     assert summary["mode"] == "optimized" and summary["confirmed"] == "yes"
     assert float(summary["exact_delta_at_claimed_epsilon"]) < 1e-10  # exact beats the zCDP claim
     assert 0 < float(summary["uniform_variance_drop_percent_proxy"]) < 100

@@ -9,8 +9,8 @@ import json
 import subprocess
 import sys
 import textwrap
-from pathlib import Path
 from fractions import Fraction as F
+from pathlib import Path
 from types import SimpleNamespace
 
 import pytest

@@ -12,8 +12,7 @@ from optimizer.cli import main
 from optimizer.provenance import StaleRunError, check_run, scenario_run_inputs, seal
 from optimizer.report import build_report
 from scenarios.loader import load_scenario
-
-from tests.toy_scenario import TOY_ALLOC as ALLOC  # noqa: E402
+from tests.toy_scenario import TOY_ALLOC as ALLOC
 
 SCENARIO = """name = "{name}"
 description = "synthetic test scenario"
@@ -40,8 +39,8 @@ def runs(tmp_path_factory):
     (d / "alloc.toml").write_text(ALLOC)
     scen = _scenario(d)
     base = ["optimize", "--scenario", str(scen), "--trials", "1", "--workers", "1"]
-    assert main(base + ["--out", str(d / "run")]) == 0
-    assert main(base + ["--no-confirm", "--out", str(d / "run-nc")]) == 0
+    assert main([*base, "--out", str(d / "run")]) == 0
+    assert main([*base, "--no-confirm", "--out", str(d / "run-nc")]) == 0
     return d
 
 
@@ -75,7 +74,7 @@ def test_report_refuses_run_made_for_another_target_delta(work, capsys):
     assert "target.delta: run has 1e-10, now 1e-13" in err and "--force" in err
     assert len(err.strip().splitlines()) == 1
     assert not (work / "out" / "report.html").exists()
-    with pytest.raises(StaleRunError, match="target.delta"):  # the library refuses too
+    with pytest.raises(StaleRunError, match=r"target\.delta"):  # the library refuses too
         build_report(load_scenario(scen), work / "run", work / "out2")
 
 
@@ -152,7 +151,8 @@ def test_no_confirm_reads_not_checked(work, capsys):
     assert _report(work / "toy.toml", work / "run-nc", work / "out") == 0
     html = (work / "out" / "report.html").read_text(encoding="utf-8")
     assert "Not checked" in html and "NOT confirmed" not in html and "failed" not in html
-    summary = {r["key"]: r["value"] for r in csv.DictReader(open(work / "out" / "summary.csv"))}
+    with open(work / "out" / "summary.csv") as f:
+        summary = {r["key"]: r["value"] for r in csv.DictReader(f)}
     assert summary["confirmed"] == "not checked" and summary["uniform_confirmed"] == "not checked"
 
 

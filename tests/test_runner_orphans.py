@@ -3,6 +3,7 @@ non-terminal is plain periodic lines, not one carriage-return line."""
 
 from __future__ import annotations
 
+import contextlib
 import io
 import os
 import signal
@@ -64,10 +65,8 @@ def test_workers_exit_when_driver_is_killed(tmp_path):
         if proc.poll() is None:
             proc.kill()
         for p in tmp_path.glob("pid-*"):
-            try:
+            with contextlib.suppress(ProcessLookupError):
                 os.kill(int(p.name[4:]), signal.SIGKILL)
-            except ProcessLookupError:
-                pass
 
 
 def test_progress_on_non_terminal_is_plain_lines(monkeypatch):
@@ -105,6 +104,7 @@ def test_json_into_closed_pipe_exits_quietly():
     first = producer.stdout.readline()
     producer.stdout.close()  # the reader leaves, like `head -1`
     err = producer.stderr.read().decode()
+    producer.stderr.close()
     assert producer.wait(timeout=120) == 0, err
     assert first.strip() == b"{"
     assert "BrokenPipe" not in err and "Traceback" not in err, err

@@ -1,5 +1,6 @@
 """Scenario files: every built-in scenario loads and validates; bad files name file, line and key."""
 
+import dataclasses
 from fractions import Fraction
 
 import pytest
@@ -40,7 +41,7 @@ def test_every_scenario_loads(name):
     assert s.trials >= 1 and s.seed >= 0
     alloc = s.load_allocation()  # weights refer to real geolevels/queries
     assert alloc.total_rho > 0
-    with pytest.raises(Exception):
+    with pytest.raises(dataclasses.FrozenInstanceError):
         s.name = "other"  # frozen
 
 
@@ -98,15 +99,15 @@ def test_bad_scenario_names_file_line_key(tmp_path, edit, line, key):
 
 
 def test_missing_key_and_invalid_toml():
-    with pytest.raises(ScenarioError, match="key 'seed'.*missing"):
+    with pytest.raises(ScenarioError, match=r"key 'seed'.*missing"):
         parse_scenario(GOOD.replace("seed = 1\n", ""), "s.toml")
-    with pytest.raises(ScenarioError, match="s.toml, line 3.*invalid TOML"):
+    with pytest.raises(ScenarioError, match=r"s\.toml, line 3.*invalid TOML"):
         parse_scenario('name = "x"\n\nallocation = = 2\n', "s.toml")
 
 
 def test_unknown_geolevel_weight_is_rejected():
     s = parse_scenario(GOOD.replace("Block", "Blok"), "w.toml")
-    with pytest.raises(ScenarioError, match="weights.geolevel.Blok"):
+    with pytest.raises(ScenarioError, match=r"weights\.geolevel\.Blok"):
         s.load_allocation()
 
 

@@ -19,7 +19,7 @@ from optimizer.runner import check_scheduler_address
 )
 def test_inproc_scheduler_refused_before_work(argv, capsys, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    assert main(argv + ["--scheduler", "inproc://x"]) == 2
+    assert main([*argv, "--scheduler", "inproc://x"]) == 2
     err = capsys.readouterr().err
     assert "inproc://x" in err and "dask scheduler" in err and len(err.splitlines()) == 1
     assert not (tmp_path / "runs").exists()  # nothing started

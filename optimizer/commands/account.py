@@ -216,10 +216,11 @@ def run(args) -> int:
             f"{'eps':>24}  {'delta (midpoint)':>{w}}  {'± error (up)':>12}  {'delta lower (down)':>{w}}  "
             f"{'delta upper (up)':>{w}}  {'zCDP claim (BS)':>15}  tol met"
         )
-        for r in rows:
+        for row in rows:
             print(
-                f"{r['eps']:>24}  {r['delta']:>{w}}  {r['delta_error']:>12}  {r['delta_lower']:>{w}}  "
-                f"{r['delta_upper']:>{w}}  {r['delta_zcdp_bun_steinke']:>15}  {'yes' if r['tolerance_met'] else 'NO'}"
+                f"{row['eps']:>24}  {row['delta']:>{w}}  {row['delta_error']:>12}  {row['delta_lower']:>{w}}  "
+                f"{row['delta_upper']:>{w}}  {row['delta_zcdp_bun_steinke']:>15}  "
+                f"{'yes' if row['tolerance_met'] else 'NO'}"
             )
     if erows:
         k = _CLAIM_DIGITS
@@ -227,13 +228,13 @@ def run(args) -> int:
             f"{'delta':>12}  {'eps (safe side, up)':>{w}}  {'eps lower (down)':>{w}}  {'zCDP BS (up)':>{k + 6}}  "
             f"{'zCDP CKS (up)':>{k + 6}}  tol met"
         )
-        for dl, r, res in zip(delta_list, erows, epsilons):
-            lower = "—" if r["eps_lower"] is None else r["eps_lower"]
+        for dl, erow, _res in zip(delta_list, erows, epsilons):
+            lower = "—" if erow["eps_lower"] is None else erow["eps_lower"]
             bs = up(zcdp.epsilon_bun_steinke(rho, dl), k, "auto")
             cks = up(zcdp.epsilon_cks(rho, dl), k, "auto")
             print(
-                f"{r['delta']:>12}  {r['eps']:>{w}}  {lower:>{w}}  {bs:>{k + 6}}  {cks:>{k + 6}}  "
-                f"{'yes' if r['tolerance_met'] else 'NO'}"
+                f"{erow['delta']:>12}  {erow['eps']:>{w}}  {lower:>{w}}  {bs:>{k + 6}}  {cks:>{k + 6}}  "
+                f"{'yes' if erow['tolerance_met'] else 'NO'}"
             )
     if warning:
         print(warning)

@@ -76,9 +76,9 @@ TRADEOFF_POINTS_MAX = 10**5
 
 
 def _exact(text: str, option: str):
-    from accountant.exact import to_fraction
-
     import re
+
+    from accountant.exact import to_fraction
 
     shown = text if len(text) <= 40 else text[:40] + "…"
     m = re.search(r"[eE]([+-]?\d+)\s*$", text)
@@ -218,10 +218,10 @@ def run(args) -> int:
     )
     for g in s["grid"]:
         pair = "-".join(map(str, g["worst_pair"]))
-        eps = g["eps"] if len(g["eps"]) <= 22 else decimal_string(g["eps"], 16, "nearest", notation="auto")
+        eps_text = g["eps"] if len(g["eps"]) <= 22 else decimal_string(g["eps"], 16, "nearest", notation="auto")
         tol_met = "yes" if g.get("tolerance_met", True) else f"NO ({g.get('n_tolerance_misses', '?')})"
         print(
-            f"{eps:>22}  {pair:>10}  {g['worst_delta']:>27}  {g['worst_delta_error']:>12}  "
+            f"{eps_text:>22}  {pair:>10}  {g['worst_delta']:>27}  {g['worst_delta_error']:>12}  "
             f"{g['worst_delta_upper']:>27}  {short(g['main_pair_delta'], 10):>16}  "
             f"{short(g['zcdp_claim_delta'], 6, 'up'):>15}  "
             f"{'yes' if g['certain'] else 'no (' + str(len(g['candidates'])) + ')':>7}  {tol_met}"
@@ -230,7 +230,7 @@ def run(args) -> int:
         print(f"trade-off envelope: {s['tradeoff_envelope']['n_points']} vertices")
     if warning:
         print(warning)
-    for k, v in files.items():
+    for _k, v in files.items():
         print(f"wrote {v}")
     print(f"({s['seconds']:.2f} s)")
     return 0

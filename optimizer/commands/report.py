@@ -132,9 +132,8 @@ def output_dir(args, scenario_name: str) -> Path:
 
 def run(args) -> int:
     from optimizer.report import build_report, check_report_outputs
-    from scenarios.loader import list_scenarios, load_scenario
-
     from optimizer.runner import check_scheduler_address
+    from scenarios.loader import list_scenarios, load_scenario
 
     say = _progress(args.quiet)
     scheduler = check_scheduler_address(getattr(args, "scheduler", None))

@@ -76,8 +76,8 @@ def run(args) -> int:
             scheduler=args.scheduler,
         )
         return report.run(ns)
-    from optimizer.report import compare_scenarios, default_comparison_dir, write_comparison
     from optimizer.atomic import check_writable
+    from optimizer.report import compare_scenarios, default_comparison_dir, write_comparison
 
     if args.out and args.publish:
         raise ValueError(

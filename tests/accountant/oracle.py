@@ -85,10 +85,10 @@ from fractions import Fraction
 import mpmath
 from mpmath.libmp import (
     fone,
-    fzero,
     from_int,
     from_man_exp,
     from_rational,
+    fzero,
     mpf_add,
     mpf_div,
     mpf_exp,
@@ -97,8 +97,8 @@ from mpmath.libmp import (
 )
 
 __all__ = [
-    "DEFAULT_PREC",
     "DEFAULT_MASS_TOL",
+    "DEFAULT_PREC",
     "PMFEnclosure",
     "as_fraction",
     "beta",
@@ -646,7 +646,7 @@ def delta_joint(mechs, eps, tol=1e-40, prec_bits: int = 256):
     coords, tail_bound = [], Fraction(0)
     for s2, s in flat:
         r = _choose_radius(s2, log_share)
-        lo, hi, b_hi = _dg_table(s2, r + s, prec)  # table wide enough for x − s in the box
+        lo, hi, _b_hi = _dg_table(s2, r + s, prec)  # table wide enough for x − s in the box
         tail_bound += _tuple_to_fraction(_dg_table(s2, r, prec)[2])
         pts = []
         for x in range(-r, s + r + 1):

@@ -2,11 +2,8 @@
 
 from fractions import Fraction as F
 
-import mpmath
-
-from accountant import Composition, DiscreteGaussian
-from accountant.coarse import CoarseEngine
 from accountant.choose import make_engine
+from accountant.coarse import CoarseEngine
 from accountant.quadrature import LatticeGroup, TailEngine
 
 

@@ -1,5 +1,6 @@
 """Kernel sums over arithmetic progressions of thresholds by one DFT (accountant.quadrature)."""
 
+import itertools
 import random
 from fractions import Fraction as F
 
@@ -56,7 +57,7 @@ def test_symmetric_grid(two_c, n, step):
     ks = _symmetric_grid(two_c, n, step)
     assert len(ks) == n and len(set(ks)) == n
     d = ks[1] - ks[0]
-    assert d >= 1 and abs(d - max(1, round(step))) <= 1 and all(b - a == d for a, b in zip(ks, ks[1:]))
+    assert d >= 1 and abs(d - max(1, round(step))) <= 1 and all(b - a == d for a, b in itertools.pairwise(ks))
     tails = set(ks) | {two_c + 1 - k for k in ks}
     assert len(tails) <= n + 1  # β thresholds are grid points (plus at most one more)
 

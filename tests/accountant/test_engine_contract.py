@@ -57,7 +57,7 @@ def _dg_pmf(s2: F) -> dict[int, mpmath.mpf]:
     return {x: p / z for x, p in w.items()}
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _law(name: str) -> dict[int, mpmath.mpf]:
     """The law of Y = Σ b_k X_k (m_k copies each) by direct convolution."""
     spec = CASES[name]
@@ -108,7 +108,7 @@ def _ks(name: str) -> list[int]:
     return sorted({round(x * sd) for x in (-2, 0, 0.5, 2, 5, 8)} | {1})
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _run(name: str, kind: str):
     engine = ENGINES[kind](_groups(name))
     ks = _ks(name)

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
+import itertools
 from fractions import Fraction as F
 
 import mpmath
-import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -115,12 +115,12 @@ def test_tradeoff_vertices_symmetric_and_monotone(groups):
     curve = comp.tradeoff_curve(n=21, zeta_max=2)
     al = [a.value for a in curve.alpha]
     be = [b.value for b in curve.beta]
-    assert all(x >= y - 1e-30 for x, y in zip(al, al[1:]))  # α non-increasing in ζ
-    assert all(x <= y + 1e-30 for x, y in zip(be, be[1:]))  # β non-decreasing
+    assert all(x >= y - 1e-30 for x, y in itertools.pairwise(al))  # α non-increasing in ζ
+    assert all(x <= y + 1e-30 for x, y in itertools.pairwise(be))  # β non-decreasing
     # symmetry of the curve: (α_k, β_k) with k ↦ 2C+1−k swaps α and β
     two_c = comp.lattice.two_c
     for k, a, b in zip(curve.k, curve.alpha, curve.beta):
-        a2, b2 = comp.tails([two_c + 1 - k, k])
+        a2, _b2 = comp.tails([two_c + 1 - k, k])
         assert abs(a2.value - b.value) <= a2.error + b.error + 1e-40
         # NP lower bound: α + β ≥ 1 − TV; here just 0 ≤ α + β ≤ 2 and β ≥ 1 − α − δ(0)
         assert a.value + b.value >= 1 - comp.delta(0).upper - 1e-30

@@ -8,9 +8,11 @@ import time
 from fractions import Fraction as F
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from accountant import Composition, DiscreteGaussian as D, from_float
+from accountant import Composition, from_float
+from accountant import DiscreteGaussian as D
 from accountant.certified import Certified
 from tests.accountant import oracle as O
 

@@ -17,9 +17,11 @@ from __future__ import annotations
 import time
 from fractions import Fraction as F
 
-from hypothesis import HealthCheck, Phase, given, settings, strategies as st
+from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import strategies as st
 
-from accountant import Composition, DiscreteGaussian as D
+from accountant import Composition
+from accountant import DiscreteGaussian as D
 from tests.accountant import oracle as O
 
 #: The issue's goal is 2 s per call; it is NOT yet met on this domain (measured: a 5-component

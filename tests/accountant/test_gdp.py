@@ -5,8 +5,7 @@ from fractions import Fraction
 import mpmath
 import pytest
 
-from accountant import DiscreteGaussian
-from accountant import gdp
+from accountant import DiscreteGaussian, gdp
 
 DHC_PERSONS_RHO = Fraction(24811, 5000)  # docs/method.md §1.1
 #: δ_GDP at ε_BS(1e-10) for μ² = 2ρ, from docs/method.md §2 (10 significant digits quoted).

@@ -1,8 +1,8 @@
 """Validation of the exact mechanism specification."""
 
+import math
 from fractions import Fraction
 
-import math
 import pytest
 
 from accountant import DiscreteGaussian

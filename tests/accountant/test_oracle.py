@@ -7,6 +7,7 @@ joint-outcome enumeration, and against structural identities of the trade-off cu
 from __future__ import annotations
 
 import ast
+import itertools
 import pathlib
 from fractions import Fraction as F
 
@@ -167,13 +168,13 @@ def test_delta_is_the_best_vertex(comps):
         d = O.delta(comps, eps)
         e_lo, e_hi = O.exp_enclosure(eps)
 
-        def objective(j):
+        def objective(j, e_lo=e_lo, e_hi=e_hi):
             (alo, ahi), (blo, bhi) = O._vertex_q(pe, j)
             return 1 - bhi - e_hi * ahi, 1 - blo - e_lo * alo
 
         assert overlap(d, objective(j_star))
         for j in [j_star - 2, j_star - 1, j_star + 1, j_star + 2]:
-            lo, hi = objective(j)
+            _lo, hi = objective(j)
             assert hi <= Q(d[1]) + F(1, 10**110)
 
 
@@ -200,7 +201,7 @@ ALPHAS = [
 @pytest.mark.parametrize("comps", [SMALL, MIXED, [(F(1000), 1, 2)]])
 def test_beta_monotone_and_tight(comps):
     encs = [O.beta(comps, a) for a in ALPHAS]
-    for (lo1, hi1), (lo2, hi2) in zip(encs, encs[1:]):
+    for (lo1, _hi1), (_lo2, hi2) in itertools.pairwise(encs):
         assert Q(lo1) >= Q(hi2)  # β non-increasing; enclosures tight enough to order strictly
     for a, enc in zip(ALPHAS, encs):
         assert Q(enc[0]) <= Q(enc[1])
@@ -233,7 +234,7 @@ def test_beta_at_vertices_and_midpoints(comps):
             assert overlap(enc, (blo, bhi), slack=tol), j
             assert width(enc) <= tol + F(1, 10**100)
         # the middle of the segment [α_{j+1}, α_j] maps to the middle of [β_j, β_{j+1}]
-        (a2lo, a2hi), (b2lo, b2hi) = O._vertex_q(pe, j + 1)
+        (a2lo, _a2hi), (b2lo, _b2hi) = O._vertex_q(pe, j + 1)
         am = (alo + a2lo) / 2
         enc = O.beta(comps, am)
         assert abs(mid(enc) - (blo + b2lo) / 2) <= 10 * tol
@@ -256,7 +257,7 @@ def test_tail_enclosures_tight(comps):
     checked = 0
     for k in range(ys[0] - 2, ys[-1] + 3, max(1, (ys[-1] - ys[0]) // 400)):
         lo, hi = O.tail(comps, k)
-        assert lo <= hi and 0 <= lo and hi <= 1
+        assert lo <= hi and lo >= 0 and hi <= 1
         if lo >= mpmath.mpf(10) ** -80:
             assert width((lo, hi)) <= Q(lo) * F(1, 10**25), k
             checked += 1

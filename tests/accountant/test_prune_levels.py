@@ -6,12 +6,12 @@ from fractions import Fraction as F
 import mpmath
 
 from accountant import Composition, DiscreteGaussian
-from accountant.engine import EngineConfig
+from accountant.engine import DEFAULT_CONFIG, EngineConfig
 
 from .bruteforce import lattice_pmf, tail
 
 
-def _comp(config=EngineConfig()):
+def _comp(config=DEFAULT_CONFIG):
     return Composition(
         {DiscreteGaussian(F(10000, 73)): 6, DiscreteGaussian(F(130000, 48673)): 3, DiscreteGaussian(F(1000, 11)): 4},
         config=config,

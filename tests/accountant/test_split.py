@@ -8,7 +8,7 @@ import mpmath
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from accountant import Composition, DiscreteGaussian
+from accountant import Composition
 from accountant.engine import EngineConfig
 from accountant.quadrature import LatticeGroup, TailEngine
 from accountant.split import SplitEngine, find_split
@@ -51,7 +51,7 @@ def test_short_path_pair_uses_split_and_agrees_with_published_worst_case():
     assert d.error <= 1e-35
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _parts_laws():
     """Exact laws of U (groups A) and V (groups B) by convolution, and V's suffix sums."""
     pu = lattice_pmf([(g.sigma2, g.b, g.mult) for g in A])

@@ -7,8 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from accountant import DiscreteGaussian
-from accountant import zcdp
+from accountant import DiscreteGaussian, zcdp
 
 DHC_PERSONS_RHO = Fraction(24811, 5000)  # docs/method.md §1.1
 DHC_UNITS_RHO = Fraction(15401, 2000)  # docs/method.md §1.1 (units file)

@@ -68,7 +68,7 @@ def test_builtin_names_complete():
         "pl94-units",
         "pl94-units-pr",
     }
-    with pytest.raises(ValueError, match="unknown allocation 'dhc'.*dhc-persons"):
+    with pytest.raises(ValueError, match=r"unknown allocation 'dhc'.*dhc-persons"):
         load_builtin("dhc")
 
 

@@ -1,6 +1,7 @@
 """Paths, pairs, worst case over pairs and lower convex envelopes."""
 
 import csv
+import itertools
 from fractions import Fraction as F
 from pathlib import Path as FsPath
 
@@ -166,7 +167,7 @@ def test_envelope_below_every_curve_at_every_vertex():
     env_x = [x for x, _ in env]
 
     def env_at(x):
-        for (x0, y0), (x1, y1) in zip(env, env[1:]):
+        for (x0, y0), (x1, y1) in itertools.pairwise(env):
             if x0 <= x <= x1:
                 return y0 + (y1 - y0) * (x - x0) / (x1 - x0)
         raise AssertionError(x)
@@ -174,7 +175,7 @@ def test_envelope_below_every_curve_at_every_vertex():
     for curve in curves:
         for x, y in curve:
             assert env_at(x) <= y
-    slopes = [(y1 - y0) / (x1 - x0) for (x0, y0), (x1, y1) in zip(env, env[1:])]
+    slopes = [(y1 - y0) / (x1 - x0) for (x0, y0), (x1, y1) in itertools.pairwise(env)]
     assert slopes == sorted(slopes) and len(set(slopes)) == len(slopes)  # strictly convex
     assert env_x[0] == 0 and env_x[-1] == 1
 
@@ -207,7 +208,7 @@ def _curve_strings(rnd, n):
     for x in xs:
         y = (1 - x.sqrt()) ** 2 * Decimal(1 + rnd.random() * 1e-12)
         out.append((str(x), str(y)))
-    return out + [("1", "0"), ("0", "1")]
+    return [*out, ("1", "0"), ("0", "1")]
 
 
 @settings(max_examples=30, deadline=None)

@@ -95,7 +95,8 @@ def test_release_profile_aggregates_and_resumes(tmp_path, monkeypatch):
     assert len(list(cache.glob("*.json"))) == 3
     # outputs
     files = P.write_profile(prof, tmp_path / "out", stem="t")
-    rows = list(csv.DictReader(open(files["pairs_csv"], encoding="utf-8")))
+    with open(files["pairs_csv"], encoding="utf-8") as f:
+        rows = list(csv.DictReader(f))
     assert list(rows[0]) == list(P.CSV_COLUMNS) and len(rows) == 6
     assert json.loads(files["json"].read_text())["n_pairs"] == 3
     assert not list((tmp_path / "out").glob(".*.tmp"))

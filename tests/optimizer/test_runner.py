@@ -90,7 +90,7 @@ def test_bad_specs_and_functions_rejected_before_work(tmp_path):
 
 # ---------------------------------------------------------------------- caching / resume
 def test_serial_cache_and_resume(tmp_path):
-    first = run_jobs(square_rho, SPECS + [SPECS[0]], tmp_path, workers=1, progress=False)
+    first = run_jobs(square_rho, [*SPECS, SPECS[0]], tmp_path, workers=1, progress=False)
     assert CALLS == ["a", "b", "c"]  # the duplicate spec is computed once
     assert first[0] == {"name": "a", "rho2": F(1, 9), "pair": [1, 2]}
     assert first[3] == first[0]
@@ -101,7 +101,7 @@ def test_serial_cache_and_resume(tmp_path):
     assert stored["result"]["rho2"] == {"__fraction__": "4/49"}
     assert stored["fn"] == "tests.optimizer.test_runner.square_rho"
     CALLS.clear()
-    second = run_jobs(square_rho, SPECS + [SPECS[0]], tmp_path, workers=1, progress=False)
+    second = run_jobs(square_rho, [*SPECS, SPECS[0]], tmp_path, workers=1, progress=False)
     assert CALLS == []  # everything came from the cache
     assert second == first
 
@@ -273,9 +273,9 @@ def test_dask_several_in_process_workers_are_refused(tmp_path):
     with (
         distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None) as cluster,
         distributed.Client(cluster) as client,
+        pytest.raises(ValueError, match=r"in-process Dask workers .* share one process"),
     ):
-        with pytest.raises(ValueError, match=r"in-process Dask workers .* share one process"):
-            run_jobs(square_rho, SPECS, tmp_path, scheduler=client, progress=False)
+        run_jobs(square_rho, SPECS, tmp_path, scheduler=client, progress=False)
 
 
 def test_dask_call_refuses_on_a_threaded_worker():

@@ -82,9 +82,14 @@ def test_reallocate_beats_uniform_on_nonuniform_weights(alloc):
 def test_reallocate_resumes(alloc, tmp_path):
     target = S.target_from_allocation(alloc)
     journal = tmp_path / "optuna.journal"
-    kw = dict(
-        n_trials=2, seed=3, storage=str(journal), scenario="t", progress=False, uniform_c=Fraction(11292560787, 10**10)
-    )
+    kw = {
+        "n_trials": 2,
+        "seed": 3,
+        "storage": str(journal),
+        "scenario": "t",
+        "progress": False,
+        "uniform_c": Fraction(11292560787, 10**10),
+    }
     r1 = S.reallocate(alloc, target, None, **kw)
     r2 = S.reallocate(alloc, target, None, **kw)
     assert r1.study_name == r2.study_name
