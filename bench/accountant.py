@@ -581,16 +581,7 @@ _BL_FMT = {
     "speedup_dense": lambda v: f"{v:.3g}x",
     "speedup_vs_paper_sieve": lambda v: f"{v:.3g}x",
 }
-_TH_SHOW = [
-    "backend",
-    "n_evals",
-    "precision_bits",
-    "seconds",
-    "per_eval_us",
-    "ratio_vs_flint",
-    "max_rel_diff_vs_flint",
-    "note",
-]
+_TH_SHOW = [*THETA_COLUMNS, "note"]
 _TH_FMT = {
     "seconds": fmt_s,
     "per_eval_us": lambda v: f"{v:.1f}",

@@ -215,16 +215,19 @@ def optimize(
     if confirm:
         from optimizer.confirm import confirm as confirm_all
 
-        log("confirming the uniform rescale on all pairs …")
-        conf_u = confirm_all(
-            uniform,
-            target,
-            cache_dir=out / "cache-uniform",
-            workers=workers,
-            label="the uniform rescale",
-            progress=progress,
-            scheduler=scheduler,
-        )
+        def confirm_on_all_pairs(allocation, cache: str, label: str):
+            log(f"confirming {label} on all pairs …")
+            return confirm_all(
+                allocation,
+                target,
+                cache_dir=out / cache,
+                workers=workers,
+                label=label,
+                progress=progress,
+                scheduler=scheduler,
+            )
+
+        conf_u = confirm_on_all_pairs(uniform, "cache-uniform", "the uniform rescale")
         uniform = conf_u.allocation
         c_u = c_u * conf_u.recalibration
         uconf = {
@@ -237,16 +240,7 @@ def optimize(
             f"uniform rescale confirmed={conf_u.passed} on {conf_u.n_pairs} pairs; worst {conf_u.worst_pair}; "
             f"drop {100 * (1 - 1 / float(c_u)):.4f}%"
         )
-        log("confirming the optimized allocation on all pairs …")
-        conf = confirm_all(
-            optimized,
-            target,
-            cache_dir=out / "cache",
-            workers=workers,
-            label="the optimized allocation",
-            progress=progress,
-            scheduler=scheduler,
-        )
+        conf = confirm_on_all_pairs(optimized, "cache", "the optimized allocation")
         confirmed, worst_pair, n_pairs = conf.passed, list(conf.worst_pair), conf.n_pairs
         worst_delta = _fmt_upper(conf.worst_delta)
         conf_seconds, recal = conf.seconds, str(conf.recalibration)
