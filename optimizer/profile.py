@@ -25,6 +25,7 @@ aggregates:
 from __future__ import annotations
 
 import csv
+import hashlib
 import io
 import json
 import os
@@ -40,6 +41,7 @@ from accountant.decimals import decimal_ratio, decimal_string, exact_fraction, f
 from .allocation import Allocation, load_builtin
 from .atomic import atomic_write_text
 from .pairs import MAIN_PAIR, Path, lower_convex_envelope_decimal, paths_from_allocation, worst_case
+from .provenance import allocation_digest, check_run, code_version, seal
 from .spine import DHC_GEOLEVELS, Pattern, patterns_for
 
 __all__ = [
@@ -47,6 +49,7 @@ __all__ = [
     "PairSpec",
     "ReleaseProfile",
     "certified_tolerance_met",
+    "check_profile_files",
     "default_eps_grid",
     "eps_from_delta_zcdp",
     "epsilon_tolerance_met",
@@ -567,6 +570,7 @@ def release_profile(
     first = grid[0]
     summary = {
         "allocation": name,
+        "profile_inputs": profile_inputs(alloc, tol=tol, rtol=rtol),
         "rho": _frac_str(rho_total),
         "n_paths": len(paths),
         "n_pairs": len(results),
@@ -626,9 +630,26 @@ def _dec(x: Fraction) -> str:
 CSV_COLUMNS = ("pair_i", "pair_j", "eps", "delta", "delta_lower", "delta_upper", "tolerance_met")
 
 
+def profile_inputs(alloc: Allocation, *, tol: float, rtol: float) -> dict[str, Any]:
+    """What a release profile's numbers depend on: the allocation's content hash
+    (:func:`optimizer.provenance.allocation_digest`), the code version and the tolerances."""
+    return {
+        "kind": "release profile",
+        "allocation": {"name": alloc.name, "sha256": allocation_digest(alloc)},
+        "code_version": code_version(),
+        "tol": repr(tol),
+        "rtol": repr(rtol),
+    }
+
+
 def write_profile(profile: ReleaseProfile, out_dir: str | os.PathLike, stem: str = "profile") -> dict[str, FsPath]:
     """Write ``<stem>_pairs.csv`` (tidy, one row per pair and ε), ``<stem>_worst.csv`` (per ε)
-    and ``<stem>.json`` (summary) atomically; returns their paths."""
+    and ``<stem>.json`` (summary) atomically, the summary last; returns their paths.
+
+    The summary is sealed (:func:`optimizer.provenance.seal`) with the profile's inputs
+    (``profile_inputs``: allocation hash, code version, tolerances) and stores the sha256 of
+    both CSV files (``outputs``), so :func:`check_profile_files` can tell whether a pairs file
+    was computed for a given allocation by the current code and left unedited."""
     out = FsPath(out_dir)
     buf = io.StringIO()
     w = csv.DictWriter(buf, fieldnames=CSV_COLUMNS, lineterminator="\n")
@@ -639,7 +660,7 @@ def write_profile(profile: ReleaseProfile, out_dir: str | os.PathLike, stem: str
         "worst_csv": out / f"{stem}_worst.csv",
         "json": out / f"{stem}.json",
     }
-    atomic_write_text(paths["pairs_csv"], buf.getvalue())
+    texts = {"pairs_csv": buf.getvalue()}
     buf = io.StringIO()
     cols = [
         "eps",
@@ -661,6 +682,43 @@ def write_profile(profile: ReleaseProfile, out_dir: str | os.PathLike, stem: str
         row["worst_pair"] = "-".join(map(str, g["worst_pair"]))
         row["n_candidates"] = len(g["candidates"])
         w.writerow(row)
-    atomic_write_text(paths["worst_csv"], buf.getvalue())
-    atomic_write_text(paths["json"], json.dumps(profile.summary, indent=1, ensure_ascii=False) + "\n")
+    texts["worst_csv"] = buf.getvalue()
+    summary = dict(profile.summary)
+    summary["outputs"] = {paths[k].name: hashlib.sha256(t.encode("utf-8")).hexdigest() for k, t in texts.items()}
+    inputs = summary.get("profile_inputs")
+    doc = seal(summary, inputs) if isinstance(inputs, dict) else summary
+    for k, t in texts.items():
+        atomic_write_text(paths[k], t)
+    atomic_write_text(paths["json"], json.dumps(doc, indent=1, ensure_ascii=False) + "\n")
     return paths
+
+
+def check_profile_files(pairs_csv: str | os.PathLike) -> tuple[dict[str, Any] | None, list[str]]:
+    """Whether a ``<stem>_pairs.csv`` can be trusted: ``(profile inputs, problems)``.
+
+    It needs its sibling ``<stem>.json`` written by :func:`write_profile`, sealed, with a
+    checksum that matches, the CSV's sha256 among its ``outputs`` and the current
+    :func:`optimizer.provenance.code_version`. An empty problem list means the file is what the
+    current code computed for the allocation named in the returned inputs."""
+    p = FsPath(pairs_csv)
+    if not p.name.endswith("_pairs.csv"):
+        return None, [f"{p.name}: not a <name>_pairs.csv file of census-plb pairs --out"]
+    meta = p.with_name(p.name[: -len("_pairs.csv")] + ".json")
+    if not meta.is_file():
+        return None, [f"{meta.name} (its summary, written with it by census-plb pairs --out) is missing"]
+    try:
+        doc = json.loads(meta.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        return None, [f"{meta.name} is damaged ({type(exc).__name__})"]
+    problems = [f"{meta.name}: {x}" for x in check_run(doc)]
+    if problems:
+        return None, problems
+    inputs = doc.get("run_inputs") or {}
+    if inputs.get("kind") != "release profile":
+        return None, [f"{meta.name} is not a release-profile summary"]
+    digest = hashlib.sha256(p.read_bytes()).hexdigest()
+    if (doc.get("outputs") or {}).get(p.name) != digest:
+        problems.append(f"{p.name} was changed after {meta.name} was written")
+    if inputs.get("code_version") != code_version():
+        problems.append(f"{p.name} was computed by other code (code version differs)")
+    return inputs, problems

@@ -352,6 +352,12 @@ class RunInputs:
     tradeoff: list[dict] | None = None
     pairs: list[dict] | None = None
     pairs_file: str | None = None
+    #: the sealed inputs of the pairs file (allocation hash, code version), when it checked out
+    pairs_inputs: dict | None = None
+    #: why a per-pair file found in the directory was not used (shown in the report)
+    pairs_ignored: list[str] = field(default_factory=list)
+    #: which allocation the per-pair results are of ("the optimized allocation", …)
+    pairs_of: str | None = None
     hashes: dict[str, str] = field(default_factory=dict)
 
 
@@ -394,13 +400,52 @@ def read_run(run_dir: str | Path | None) -> RunInputs:
         if p.is_file():
             setattr(run, attr, getattr(stored, attr) if stored is not None else _read_csv(p))
             run.hashes[name] = _sha256(p)
-    for p in sorted(d.glob("*pairs.csv")) + sorted(d.glob("*/*pairs.csv")):
+    from optimizer.profile import check_profile_files
+
+    for p in sorted(d.glob("*_pairs.csv")) + sorted(d.glob("*/*_pairs.csv")):
+        rel = str(p.relative_to(d))
+        inputs, problems = check_profile_files(p)
+        if problems:  # never show per-pair numbers that are edited, orphaned or from other code
+            run.pairs_ignored.append(f"{rel}: {'; '.join(problems)}")
+            continue
         rows = _read_csv(p)
-        if rows and {"pair_i", "pair_j"} <= set(rows[0]) and any("delta" in k for k in rows[0]):
-            run.pairs, run.pairs_file = rows, str(p.relative_to(d))
-            run.hashes[run.pairs_file] = _sha256(p)
+        if rows and {"pair_i", "pair_j", "delta"} <= set(rows[0]):
+            run.pairs, run.pairs_file, run.pairs_inputs = rows, rel, inputs
+            run.hashes[rel] = _sha256(p)
             break
+        run.pairs_ignored.append(f"{rel}: no pair_i, pair_j, delta columns")
     return run
+
+
+def _optimized_allocation(run: RunInputs):
+    """The run's ``allocation_optimized.toml`` as an Allocation (``None`` when absent)."""
+    if run.directory is None or not (run.directory / "allocation_optimized.toml").is_file():
+        return None
+    from optimizer.allocation import Allocation
+
+    return Allocation.from_toml(run.directory / "allocation_optimized.toml")
+
+
+def vet_pairs(run: RunInputs, allocations: dict[str, Any]) -> None:
+    """Keep ``run``'s per-pair results only if they were computed for one of ``allocations``
+    (``{label: Allocation}``, e.g. the baseline and the optimized allocation); else move them to
+    ``run.pairs_ignored`` with the reason. Sets ``run.pairs_of`` to the matching label."""
+    from optimizer.provenance import allocation_digest
+
+    if not run.pairs:
+        return
+    have = ((run.pairs_inputs or {}).get("allocation") or {}).get("sha256")
+    for label, alloc in allocations.items():
+        if alloc is not None and allocation_digest(alloc) == have:
+            run.pairs_of = label
+            return
+    name = ((run.pairs_inputs or {}).get("allocation") or {}).get("name", "?")
+    run.pairs_ignored.append(
+        f"{run.pairs_file}: computed for allocation {name!r}, which is none of "
+        + ", ".join(label for label, a in allocations.items() if a is not None)
+        + " (its content hash differs)"
+    )
+    run.pairs = run.pairs_file = run.pairs_inputs = None
 
 
 def _col(row: dict, *names: str):
@@ -1063,11 +1108,14 @@ def _sections(acc: Accounting, run: RunInputs, s: dict, pq, pg) -> list[dict]:
         where_figs.append(
             (
                 "fig_pairs_heatmap.png",
-                f"δ of every pair of spine paths at the ε closest to the promise (from {run.pairs_file}).",
+                f"δ of every pair of spine paths for {run.pairs_of or 'an unnamed allocation'}, at the ε "
+                f"closest to the promise (from {run.pairs_file}).",
             )
         )
     else:
         paras.append("No per-pair results were available, so no worst-pair heat map is shown.")
+    for why in run.pairs_ignored:
+        paras.append(f"A per-pair results file was found but not used: {why}.")
     secs.append(
         {
             "id": "where",
@@ -1246,6 +1294,7 @@ def build_report(
         if problems:  # never show results made for other inputs, by other code, or edited
             raise StaleRunError(stale_message(run_dir, sc, problems))
     acc = accounting if accounting is not None else compute_accounting(sc, progress=progress)
+    vet_pairs(run, {"the baseline allocation": acc.allocation, "the optimized allocation": _optimized_allocation(run)})
     progress(
         f"[{sc.name}] writing report to {out}/"
         + (" (with optimizer output)" if run.optimize is not None else " (accounting-only)")

@@ -6,6 +6,8 @@ import re
 
 import pytest
 
+from optimizer.allocation import Allocation
+from optimizer.profile import ReleaseProfile, profile_inputs, write_profile
 from optimizer.provenance import scenario_run_inputs, seal
 from optimizer.report import build_report, compare_scenarios, read_run, write_comparison
 from scenarios.loader import load_scenario
@@ -91,14 +93,28 @@ def toy(tmp_path_factory):
         w.writerow(["baseline_alpha", "baseline_beta", "optimized_alpha", "optimized_beta"])
         for k in range(11):
             w.writerow([k / 10, 1 - k / 10, k / 10, max(0.0, 0.95 - k / 10)])
-    with open(run / "profile_pairs.csv", "w", newline="") as fh:
-        w = csv.writer(fh)
-        w.writerow(["pair_i", "pair_j", "eps", "delta", "delta_lower", "delta_upper"])
-        for i in range(1, 4):
-            for j in range(i, 4):
-                for e in ("5", "6.5"):
-                    w.writerow([i, j, e, f"{i * j}e-12", f"{i * j}e-12", f"{i * j}e-12"])
+    write_toy_pairs(run, Allocation.from_toml(ALLOC))
     return d
+
+
+def write_toy_pairs(run, alloc, stem="profile"):
+    """A per-pair results file as ``census-plb pairs --out`` writes it (sealed summary beside it)."""
+    rows = [
+        {
+            "pair_i": i,
+            "pair_j": j,
+            "eps": e,
+            "delta": f"{i * j}e-12",
+            "delta_lower": f"{i * j}e-12",
+            "delta_upper": f"{i * j}e-12",
+            "tolerance_met": True,
+        }
+        for i in range(1, 4)
+        for j in range(i, 4)
+        for e in ("5", "6.5")
+    ]
+    summary = {"grid": [], "profile_inputs": profile_inputs(alloc, tol=1e-35, rtol=1e-20)}
+    return write_profile(ReleaseProfile(summary=summary, results={}, rows=rows), run, stem=stem)
 
 
 def test_read_run(toy):
@@ -235,3 +251,56 @@ def test_report_uniform_rescale_is_the_optimizers(toy):
     assert acc.uniform_multiplier == 1 / c
     assert acc.uniform_delta.upper <= target.delta_fraction  # the rescaled noise keeps the promise
     assert acc.uniform_delta.upper == d.upper
+
+
+def _copy_run(toy, tmp_path):
+    import shutil
+
+    run = tmp_path / "run"
+    shutil.copytree(toy / "run", run)
+    return run
+
+
+def test_edited_pairs_file_is_not_shown(toy, tmp_path):
+    """A per-pair CSV edited after it was written is ignored, and the report says why."""
+    run = _copy_run(toy, tmp_path)
+    p = run / "profile_pairs.csv"
+    p.write_text(p.read_text().replace("1e-12", "9e-99", 1))
+    out = tmp_path / "out"
+    build_report(load_scenario(toy / "toy.toml"), run, out)
+    md = (out / "report.md").read_text()
+    assert not (out / "fig_pairs_heatmap.png").exists()
+    assert "not used: profile_pairs.csv: profile_pairs.csv was changed after profile.json was written" in md
+
+
+def test_pairs_file_without_summary_or_for_other_allocation_is_not_shown(toy, tmp_path):
+    run = _copy_run(toy, tmp_path)
+    (run / "profile.json").unlink()
+    assert read_run(run).pairs is None
+    assert "profile.json (its summary" in read_run(run).pairs_ignored[0]
+    other = Allocation.from_toml(ALLOC.replace('"3/10"', '"3/11"'))
+    for f in run.glob("profile*"):
+        f.unlink()
+    write_toy_pairs(run, other, stem="other")
+    out = tmp_path / "out"
+    build_report(load_scenario(toy / "toy.toml"), run, out)
+    md = (out / "report.md").read_text()
+    assert "computed for allocation" in md and "its content hash differs" in md
+    assert not (out / "fig_pairs_heatmap.png").exists()
+
+
+def test_pairs_file_labelled_with_its_allocation(report):
+    out, _ = report
+    assert (
+        "for the baseline allocation, at the ε closest to the promise (from profile_pairs.csv)"
+        in (out / "report.md").read_text()
+    )
+
+
+def test_pairs_file_from_other_code_is_not_used(toy, tmp_path):
+    run = _copy_run(toy, tmp_path)
+    doc = json.loads((run / "profile.json").read_text())
+    doc["run_inputs"]["code_version"] = "0" * 64
+    (run / "profile.json").write_text(json.dumps(seal(doc, doc["run_inputs"])))
+    got = read_run(run)
+    assert got.pairs is None and "computed by other code" in got.pairs_ignored[0]
