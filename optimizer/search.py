@@ -593,13 +593,30 @@ def _versions() -> dict[str, str]:
 
 
 def _journal_path(storage: Any, scenario: str | None, runs_dir: str | Path = "runs") -> Path | None:
-    """The journal file :func:`resolve_storage` uses for ``storage`` (None: not a journal file)."""
+    """The local file a study in ``storage`` lives in, which :func:`study_lock` locks: the journal
+    file :func:`resolve_storage` uses, or the database file of a ``sqlite:///FILE`` URL.  ``None``
+    for in-memory studies, storage objects and database servers (``postgresql://…``, …), which
+    several processes or machines may share on purpose (:func:`_shared_seed`)."""
     if storage is None:
         return None if scenario is None else Path(runs_dir) / scenario / "optuna.journal"
     if isinstance(storage, (str, Path)):
         text = str(storage)
-        return None if text == ":memory:" or "://" in text else Path(text)
+        if text == ":memory:":
+            return None
+        if "://" not in text:
+            return Path(text)
+        scheme, _, rest = text.partition("://")
+        if scheme.split("+")[0].lower() == "sqlite" and rest.startswith("/") and rest not in ("/", "/:memory:"):
+            return Path(rest[1:].split("?")[0])  # sqlite:///rel.db → rel.db, sqlite:////abs.db → /abs.db
     return None
+
+
+def _shared_seed(seed: int, n_trials_before: int, process: str) -> int:
+    """The sampler seed of a run on a study that other processes may be using at the same time
+    (a database server, not locked): derived from ``seed``, the trials already there and this
+    process's identity, so concurrent runs draw different parameters and share their trials."""
+    digest = hashlib.sha256(f"census-plb-shared:{seed}:{n_trials_before}:{process}".encode()).hexdigest()
+    return int(digest[:8], 16)
 
 
 class StudyLockedError(RuntimeError):
@@ -723,7 +740,10 @@ def _reallocate(
     re-drawing the first run's.  A journal-file study is used by one process at a time
     (:func:`study_lock`, ``<journal>.run.lock``; a second run refuses with the owner's pid); trials
     left RUNNING by an interrupted run are then marked FAILED, and a seed shape lost that way is
-    queued again.  (Other storages — URLs — are not locked.)
+    queued again.  A ``sqlite:///FILE`` URL is locked the same way (on ``FILE.run.lock``).  A
+    database server URL is not locked: it is how Optuna shares one study between processes, so
+    such a run draws from a seed mixed with its process identity (:func:`_shared_seed`) and uses
+    every trial in the study; RUNNING trials there may belong to live runs and are left alone.
 
     Returns:
         :class:`SearchResult` with the best shape re-calibrated with the final tolerances.
@@ -765,7 +785,17 @@ def _reallocate(
     dist = optuna.distributions.FloatDistribution(-bound, bound)
     distributions: dict[str, optuna.distributions.BaseDistribution] = dict.fromkeys(gnames + qnames, dist)
     n_before = len(study.trials)
-    if n_before:
+    if not exclusive and isinstance(storage, str) and "://" in storage:  # a shared database: not locked
+        import os
+        import socket
+
+        process = f"{socket.gethostname()}:{os.getpid()}:{time.time_ns()}"
+        study.sampler = optuna.samplers.TPESampler(seed=_shared_seed(seed, n_before, process), multivariate=True)
+        say(
+            f"storage {storage.partition('://')[0]}://… is a shared database (not locked): runs on it at the same "
+            "time share the study's trials, each drawing its own parameters (this run is not reproducible by seed)"
+        )
+    elif n_before:
         study.sampler = optuna.samplers.TPESampler(seed=_resume_seed(seed, n_before), multivariate=True)
     if n_before and exclusive:  # we hold the study's lock: RUNNING trials belong to dead runs
         TS = optuna.trial.TrialState

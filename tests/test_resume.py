@@ -135,3 +135,45 @@ def test_stale_lock_file_is_taken_over(alloc, tmp_path, fast):
     lock.write_text(json.dumps({"pid": int(dead), "host": "x", "started": "earlier"}))
     assert _run(alloc, journal, 1).n_trials_total == 1
     assert not lock.exists() or json.loads(lock.read_text() or "{}").get("pid") != int(dead)
+
+
+def _run_on(alloc, storage, n):
+    return S.reallocate(
+        alloc,
+        S.Target("26.34", "1e-10"),
+        None,
+        n_trials=n,
+        seed=5,
+        storage=storage,
+        scenario="t",
+        uniform_c=F(11, 10),
+        zcdp_shape=alloc,
+        progress=False,
+    )
+
+
+def test_sqlite_url_study_is_locked_and_resumes_with_new_parameters(alloc, tmp_path, fast):
+    """A ``sqlite:///FILE`` study is one local file: locked like a journal (flock on FILE.run.lock,
+    which conflicts across open file descriptions, so it shows in one process), resumed with new draws."""
+    import optuna
+
+    db = tmp_path / "study.db"
+    url = f"sqlite:///{db}"
+    assert S._journal_path(url, "t") == db
+    with S.study_lock(db), pytest.raises(S.StudyLockedError, match=r"study\.db is in use by pid"):
+        _run_on(alloc, url, 1)
+    _run_on(alloc, url, 5)
+    res = _run_on(alloc, url, 3)
+    params = _sampled(optuna.load_study(study_name=res.study_name, storage=url))
+    assert res.n_trials_total == 8 and len(set(params)) == 6
+    assert not (tmp_path / "study.db.run.lock").exists()
+
+
+def test_database_server_storage_is_shared_not_locked():
+    """A database server may be shared by several runs on purpose: not locked, and runs at the same
+    time (same seed, same number of trials seen) draw different parameter sequences."""
+    for url in ("postgresql://u@host/db", "mysql+pymysql://u@host/db", "sqlite://", "sqlite:///:memory:"):
+        assert S._journal_path(url, "t") is None, url
+    assert S._journal_path("sqlite:////abs/x.db", "t") == Path("/abs/x.db")
+    a, b = S._shared_seed(5, 7, "h:1:0"), S._shared_seed(5, 7, "h:2:0")
+    assert a != b and a == S._shared_seed(5, 7, "h:1:0")

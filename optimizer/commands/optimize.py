@@ -24,7 +24,10 @@ def configure(p) -> None:
     p.add_argument("--trials", type=int, default=None, help="Optuna trials to run (default: scenario or 30)")
     p.add_argument("--seed", type=int, default=None)
     p.add_argument(
-        "--storage", default=None, help="Optuna storage URL or journal path (default runs/<name>/optuna.journal)"
+        "--storage",
+        default=None,
+        help="Optuna storage: a journal file (default runs/<name>/optuna.journal) or sqlite:///FILE, used by one "
+        "run at a time (a second refuses), or a database server URL that concurrent runs share",
     )
     p.add_argument("--no-confirm", action="store_true", help="skip the all-pairs confirmation")
     p.add_argument("--workers", type=int, default=2, help="processes for the confirmation")
