@@ -50,7 +50,10 @@ class RunSpec:
         conversion: zCDP → (ε, δ) conversion of the promise (``"bun-steinke"`` or ``"cks"``).
         delta: the target δ as written (exact decimal or fraction string).
         trials: Optuna trials to run now; seed: the study's seed.
-        weights: ``{(geolevel, query): Fraction}`` of the weighted-variance objective.
+        weights: ``{(geolevel, query): Fraction}`` of the objective.
+        objective: the objective's name (:data:`optimizer.objectives.OBJECTIVES`).
+        pareto: the Pareto guard (no query noisier than in the baseline) on the optimized
+            allocation; pareto_floor_percent: every query's variance lower by at least this %.
         scenario: the scenario's :meth:`~scenarios.loader.Scenario.as_dict` (``None`` for a bare
             built-in allocation).
     """
@@ -63,6 +66,9 @@ class RunSpec:
     seed: int
     weights: Mapping[tuple[str, str], Fraction] = field(compare=False)
     scenario: Mapping[str, Any] | None = field(default=None, compare=False)
+    objective: str = "mean-relative-variance"
+    pareto: bool = True
+    pareto_floor_percent: Fraction = Fraction(0)
 
 
 def spec_for(
@@ -94,10 +100,14 @@ def spec_for(
             raise ValueError(
                 f"unknown scenario or allocation {scenario!r}; built-in allocations: {', '.join(BUILTIN_NAMES)}"
             )
+    from optimizer.objectives import DEFAULT_OBJECTIVE
+
+    objective, pareto, floor = DEFAULT_OBJECTIVE, True, Fraction(0)
     if scen is not None:
         alloc = scen.load_allocation()
         weights = {(g, q): scen.weight(g, q) for g, q, _ in alloc.items()}
         conv, dlt, n_trials, sd, sdict = scen.conversion, scen.target_delta_text, scen.trials, scen.seed, scen.as_dict()
+        objective, pareto, floor = scen.objective, scen.pareto, scen.pareto_floor_percent
     else:
         if name not in BUILTIN_NAMES:
             raise ValueError(f"unknown allocation {name!r}; built-in: {', '.join(BUILTIN_NAMES)}")
@@ -112,7 +122,7 @@ def spec_for(
     if n_trials < 0:
         raise ValueError(f"--trials must be >= 0, got {n_trials}")
     _check_delta(dlt, where)
-    return RunSpec(name, alloc, conv, str(dlt), int(n_trials), int(sd), weights, sdict)
+    return RunSpec(name, alloc, conv, str(dlt), int(n_trials), int(sd), weights, sdict, objective, pareto, floor)
 
 
 def _check_delta(delta: str, where: str) -> None:
@@ -177,6 +187,7 @@ def optimize(
     Returns:
         the :class:`RunResult` (its summary not yet sealed: :meth:`RunResult.write` seals it).
     """
+    from optimizer import objectives as O
     from optimizer import provenance as P
     from optimizer import search as S
 
@@ -189,20 +200,19 @@ def optimize(
     log(f"stage 1 uniform: c = {float(c_u):.10f}  drop {100 * (1 - 1 / float(c_u)):.4f}%")
     zshape, zinfo = S.zcdp_optimum(alloc, weights, return_info=True)
     zcal = S.calibrate_shape(zshape, target, hint=float(c_u))
-    log(f"stage 2 zCDP optimum: drop {S.variance_drop_percent(zcal.allocation, alloc, weights):.4f}%")
-    res = S.reallocate(
-        alloc,
-        target,
-        weights,
-        n_trials=spec.trials,
-        seed=spec.seed,
-        storage=storage if storage else out / "optuna.journal",
-        scenario=spec.name,
-        uniform_c=c_u,
-        zcdp_shape=zshape,
-        log=log,
+    log(
+        "zCDP optimum of the weighted variance (no guard): drop "
+        f"{S.variance_drop_percent(zcal.allocation, alloc, weights):.4f}%"
     )
-    optimized, c_opt, d_opt = res.allocation, res.c, res.delta
+    obj = O.get_objective(spec.objective, where=f"objective of {spec.name}")
+    guard = O.ParetoGuard(spec.pareto_floor_percent) if spec.pareto else None
+    if guard is not None and guard.max_ratio < 1 / c_u:
+        raise ValueError(
+            f"pareto_floor_percent = {spec.pareto_floor_percent} of {spec.name} cannot be met: the exact promise lets "
+            f"every query's variance fall by at most {100 * (1 - 1 / float(c_u)):.4f} % (the uniform rescale)"
+        )
+    search = _reallocate_for(spec, obj, guard, alloc, target, c_u, uniform, d_u, weights, out, storage, log)
+    optimized, c_opt, d_opt = search["allocation"], search["c"], search["delta"]
     confirmed, worst_pair, worst_delta, conf_seconds, n_pairs, recal = False, None, None, None, 0, None
     verified: list[list[int]] = []
     c_u_proxy = c_u
@@ -241,6 +251,15 @@ def optimize(
             f"drop {100 * (1 - 1 / float(c_u)):.4f}%"
         )
         conf = confirm_on_all_pairs(optimized, "cache", "the optimized allocation")
+        if guard is not None and not guard.holds(conf.allocation, alloc):
+            # the all-pairs recalibration lowered every budget below the guard: report the uniform
+            # rescale (confirmed above; it meets the guard whenever it removes any noise) instead
+            log("the all-pairs recalibration broke the Pareto guard: the uniform rescale is reported instead")
+            search["note"] = (
+                "the reallocation broke the Pareto guard after its all-pairs recalibration "
+                f"(x {conf.recalibration}); the confirmed uniform rescale is reported instead"
+            )
+            conf = conf_u
         confirmed, worst_pair, n_pairs = conf.passed, list(conf.worst_pair), conf.n_pairs
         worst_delta = _fmt_upper(conf.worst_delta)
         conf_seconds, recal = conf.seconds, str(conf.recalibration)
@@ -282,15 +301,31 @@ def optimize(
         "confirm_seconds": conf_seconds,
         "confirm_recalibration": recal,
         "worst_pairs_recomputed": verified,
-        "objective": OBJECTIVE,
+        "objective": obj.name,
+        "objective_description": obj.description,
+        "objective_drop_percent": obj.drop_percent(optimized, alloc, weights),
+        "objective_uniform_drop_percent": obj.drop_percent(uniform, alloc, weights),
+        "pareto": guard is not None,
+        "pareto_floor_percent": str(spec.pareto_floor_percent) if guard is not None else None,
+        "pareto_guard_met": O.max_variance_ratio(optimized, alloc) <= (guard.max_ratio if guard else 1),
+        "max_variance_ratio": _dec(O.max_variance_ratio(optimized, alloc), "up"),
+        "min_variance_ratio": _dec(min(O.relative_variances(optimized, alloc).values()), "down"),
+        "mean_relative_variance": _dec(O.mean_relative_variance(optimized, alloc), "nearest"),
+        "uniform_mean_relative_variance": _dec(O.mean_relative_variance(uniform, alloc), "nearest"),
+        "n_queries_noisier": sum(1 for v in O.relative_variances(optimized, alloc).values() if v > 1),
+        "new_total_rho": str(optimized.total_rho),
+        "target": {"kind": "point", **target.as_dict()},
+        "search_improved": search["search_improved"],
+        "search_note": search["note"],
+        "sum_variance_objective": OBJECTIVE,
         "weights": {f"{g}/{q}": str(v) for (g, q), v in weights.items() if v != 1},
-        "study_name": res.study_name,
-        "trials_run": res.n_trials_run,
-        "trials_total": res.n_trials_total,
-        "best_trial": res.best_trial,
-        "trials_per_minute": res.trials_per_minute,
+        "study_name": search["study_name"],
+        "trials_run": search["trials_run"],
+        "trials_total": search["trials_total"],
+        "best_trial": search["best_trial"],
+        "trials_per_minute": search["trials_per_minute"],
         "seed": spec.seed,
-        "config_hash": res.config_hash,
+        "config_hash": search["config_hash"],
         "scenario_config": spec.scenario,
         "tolerances": {
             "final_tol": S.TOL_FINAL,
@@ -306,6 +341,90 @@ def optimize(
     }
     inputs = P.run_inputs(scenario=spec.scenario, alloc=alloc, target=target, weights=weights)
     return RunResult(summary, rows, grows, crow, trows, optimized.to_toml(), inputs=inputs)
+
+
+def _dec(x: Fraction, mode: str) -> str:
+    """An exact ratio as a 20-digit decimal string, rounded ``mode`` ("up", "down", "nearest")."""
+    from accountant.decimals import decimal_string
+
+    return decimal_string(x, 20, mode)
+
+
+def _reallocate_for(spec, obj, guard, alloc, target, c_u, uniform, d_u, weights, out, storage, log) -> dict[str, Any]:
+    """Stages 2 and 3 for the chosen objective: the calibrated convex optimum under the guard
+    (:func:`optimizer.guarded.calibrated_optimum`), then the Optuna search around it, kept only if
+    it beats that start and meets the guard. minimax-relative: the uniform rescale (its optimum)."""
+    from optimizer import objectives as O
+    from optimizer import search as S
+    from optimizer.guarded import calibrated_optimum
+
+    if obj.name == "minimax-relative":
+        log("objective minimax-relative: its optimum is the uniform rescale (no search needed)")
+        return {
+            "allocation": uniform,
+            "c": c_u,
+            "delta": d_u,
+            "search_improved": False,
+            "note": "minimax-relative: the uniform rescale is the optimum; no search was run",
+            "study_name": None,
+            "trials_run": 0,
+            "trials_total": 0,
+            "best_trial": None,
+            "trials_per_minute": None,
+            "config_hash": None,
+        }
+    start = calibrated_optimum(alloc, target, obj.coefficients(alloc, weights), alloc.total_rho * c_u, guard)
+    log(
+        f"stage 2 convex optimum of {obj.name}"
+        + (f" ({guard.describe()})" if guard else " (no guard)")
+        + f": objective drop {obj.drop_percent(start.allocation, alloc, weights):.4f}% in {start.rounds} round(s)"
+    )
+
+    def score(a) -> float:
+        return float(obj.value(a, alloc, weights))
+
+    def violation(a) -> float:
+        return 0.0 if guard is None else max(0.0, float(O.max_variance_ratio(a, alloc) - guard.max_ratio))
+
+    res = S.reallocate(
+        alloc,
+        target,
+        weights,
+        n_trials=spec.trials,
+        seed=spec.seed,
+        storage=storage if storage else out / "optuna.journal",
+        scenario=spec.name,
+        uniform_c=c_u,
+        zcdp_shape=start.shape,
+        log=log,
+        score=score,
+        violation=violation,
+        study_extra={"objective": obj.name, "guard": guard.describe() if guard else None},
+    )
+    best = res.allocation
+    feasible = guard is None or guard.holds(best, alloc)
+    improved = feasible and obj.value(best, alloc, weights) < obj.value(start.allocation, alloc, weights)
+    if improved:
+        chosen, c, delta = best, res.c, res.delta
+        note = f"the Optuna search ({res.n_trials_run} trials) improved on its convex starting point"
+    else:
+        chosen, c, delta = start.allocation, start.c, start.delta
+        why = "broke the guard" if not feasible else "did not beat it"
+        note = f"the Optuna search ({res.n_trials_run} trials) {why}: the calibrated convex optimum is reported"
+    log(note)
+    return {
+        "allocation": chosen,
+        "c": c,
+        "delta": delta,
+        "search_improved": improved,
+        "note": note,
+        "study_name": res.study_name,
+        "trials_run": res.n_trials_run,
+        "trials_total": res.n_trials_total,
+        "best_trial": res.best_trial,
+        "trials_per_minute": res.trials_per_minute,
+        "config_hash": res.config_hash,
+    }
 
 
 def _tables(alloc, uniform, zcdp_opt, optimized) -> tuple[list[dict], list[dict]]:

@@ -42,6 +42,8 @@ _ROOT = Path(__file__).resolve().parent.parent
 _COMPUTE_MODULES = (
     "allocation.py",
     "confirm.py",
+    "guarded.py",
+    "objectives.py",
     "pairs.py",
     "pipeline.py",
     "profile.py",

@@ -721,6 +721,9 @@ def _reallocate(
     progress: bool = True,
     log=None,
     exclusive: bool = False,
+    score: Callable[[Allocation], float] | None = None,
+    violation: Callable[[Allocation], float] | None = None,
+    study_extra: Mapping[str, Any] | None = None,
 ) -> SearchResult:
     """Stage 3: Optuna TPE over per-geolevel and per-query log-multipliers of the shape.
 
@@ -744,6 +747,14 @@ def _reallocate(
     database server URL is not locked: it is how Optuna shares one study between processes, so
     such a run draws from a seed mixed with its process identity (:func:`_shared_seed`) and uses
     every trial in the study; RUNNING trials there may belong to live runs and are left alone.
+
+    Objective and guard: by default a trial scores :func:`objective` (weighted sum of
+    variances). ``score`` replaces it (a function of the trial's calibrated allocation, lower is
+    better); ``violation`` (≥ 0, 0 when a constraint such as the Pareto guard holds) multiplies the
+    score by ``1 + 1000·violation``, so infeasible shapes rank behind every feasible one of similar
+    score — the caller must still check the returned allocation. ``study_extra`` (the objective's
+    name, the guard, …) enters the study's config hash, so a study of another objective is never
+    resumed.
 
     Returns:
         :class:`SearchResult` with the best shape re-calibrated with the final tolerances.
@@ -769,7 +780,13 @@ def _reallocate(
         alloc,
         target,
         w,
-        {"bound": bound, "seed": seed, "center": "zcdp-optimum", "shape_denominator": SHAPE_DENOMINATOR},
+        {
+            "bound": bound,
+            "seed": seed,
+            "center": "zcdp-optimum",
+            "shape_denominator": SHAPE_DENOMINATOR,
+            **dict(study_extra or {}),
+        },
     )
     name = f"{scenario or alloc.name}-{chash[:12]}"
     optuna.logging.set_verbosity(optuna.logging.WARNING)
@@ -821,6 +838,7 @@ def _reallocate(
             user_attrs={"seed_shape": "baseline (clipped to the bounds)"},
         )
     slope = 30.0
+    base_val = score(alloc) if score is not None else base_obj
     hint_total = float(uniform_c)
     evals = 0
     t_trials = time.perf_counter()
@@ -834,7 +852,15 @@ def _reallocate(
             rhos, target, hint=hint_total * ratio, slope=slope, xtol=XTOL_SEARCH, tol=TOL_SEARCH, rtol=RTOL_SEARCH
         )
         evals += n_eval
-        value = math.fsum(w[(g, q)] / float(r * c) for (g, q, r) in shape.items())
+        if score is None:
+            value = math.fsum(w[(g, q)] / float(r * c) for (g, q, r) in shape.items())
+        else:
+            calibrated = shape.scaled(c)
+            value = score(calibrated)
+            excess = violation(calibrated) if violation is not None else 0.0
+            if excess > 0:
+                value *= 1 + 1000 * excess
+                trial.set_user_attr("violation", excess)
         trial.set_user_attr("c", str(c))
         trial.set_user_attr("delta_upper", outward(d.upper, +1, 20))
         trial.set_user_attr("evaluations", n_eval)
@@ -842,8 +868,8 @@ def _reallocate(
         if progress:
             best_value = study.best_value
             say(
-                f"trial {trial.number:4d}: variance drop {100 * (1 - value / base_obj):9.5f}%  "
-                f"(best {100 * (1 - best_value / base_obj):9.5f}%)  c={float(c):.10f}  {n_eval} δ evals  "
+                f"trial {trial.number:4d}: objective drop {100 * (1 - value / base_val):9.5f}%  "
+                f"(best {100 * (1 - best_value / base_val):9.5f}%)  c={float(c):.10f}  {n_eval} δ evals  "
                 f"{time.perf_counter() - t0:6.2f} s"
             )
     t_trials = time.perf_counter() - t_trials

@@ -10,6 +10,10 @@ A scenario is a small TOML file in ``scenarios/`` (numbers that matter are exact
     target_delta = "1e-10"             # exact decimal or fraction string, 0 < δ < 1
     trials = 30                        # optimizer trials (positive int)
     seed = 20201                       # optimizer seed (int >= 0)
+    objective = "mean-relative-variance"  # optional: minimax-relative | mean-relative-variance | sum-variance
+                                       # (optimizer.objectives; default mean-relative-variance)
+    pareto = true                      # optional: no query noisier than in the allocation (default true)
+    pareto_floor_percent = "0"         # optional: every query's variance lower by at least this % (exact)
 
     [weights]                          # optional; exact fraction strings > 0, default weight 1
     geolevel = { Block = "10" }        # geolevel name -> weight
@@ -49,7 +53,19 @@ __all__ = [
 
 SCENARIO_DIR = Path(__file__).resolve().parent
 CONVERSIONS = ("bun-steinke", "cks")
-_TOP_KEYS = ("name", "description", "allocation", "conversion", "target_delta", "trials", "seed", "weights")
+_TOP_KEYS = (
+    "name",
+    "description",
+    "allocation",
+    "conversion",
+    "target_delta",
+    "trials",
+    "seed",
+    "objective",
+    "pareto",
+    "pareto_floor_percent",
+    "weights",
+)
 _REQUIRED = ("name", "allocation", "conversion", "target_delta", "trials", "seed")
 _WEIGHT_KEYS = ("geolevel", "query")
 #: supported target δ: [TARGET_DELTA_MIN, 1).  The accountant's δ(ε) has full precision far above its
@@ -85,6 +101,8 @@ class Scenario:
         conversion: ``"bun-steinke"`` or ``"cks"``.
         target_delta: exact δ (``Fraction``); ``target_delta_text`` is the string as written.
         trials, seed: optimizer settings.
+        objective, pareto, pareto_floor_percent: what the optimizer minimises and its guard
+            (:mod:`optimizer.objectives`).
         geolevel_weights, query_weights: ``((name, weight), …)`` sorted by name.
         source: the file it was read from (``"<text>"`` for text).
         sha256: hash of the file's bytes (provenance).
@@ -100,6 +118,9 @@ class Scenario:
     seed: int
     geolevel_weights: tuple[tuple[str, Fraction], ...] = ()
     query_weights: tuple[tuple[str, Fraction], ...] = ()
+    objective: str = "mean-relative-variance"
+    pareto: bool = True
+    pareto_floor_percent: Fraction = Fraction(0)
     source: str = field(default="<text>", compare=False)
     sha256: str = field(default="", compare=False)
 
@@ -159,6 +180,9 @@ class Scenario:
             "target_delta": self.target_delta_text,
             "trials": self.trials,
             "seed": self.seed,
+            "objective": self.objective,
+            "pareto": self.pareto,
+            "pareto_floor_percent": str(self.pareto_floor_percent),
             "weights": {
                 "geolevel": {k: str(v) for k, v in self.geolevel_weights},
                 "query": {k: str(v) for k, v in self.query_weights},
@@ -267,6 +291,27 @@ def parse_scenario(text: str, source: str = "<text>", *, expect_name: str | None
         if isinstance(v, bool) or not isinstance(v, int) or v < lo:
             raise ScenarioError(source, _line_of(lines, key), key, f"must be an integer >= {lo}, got {v!r}")
         ints[key] = v
+    from optimizer.objectives import DEFAULT_OBJECTIVE, OBJECTIVES
+
+    objective = doc.get("objective", DEFAULT_OBJECTIVE)
+    if not isinstance(objective, str) or objective.strip() not in OBJECTIVES:
+        raise ScenarioError(
+            source,
+            _line_of(lines, "objective"),
+            "objective",
+            f"unknown objective {objective!r}; expected one of {', '.join(OBJECTIVES)}",
+        )
+    pareto = doc.get("pareto", True)
+    if not isinstance(pareto, bool):
+        raise ScenarioError(source, _line_of(lines, "pareto"), "pareto", f"must be true or false, got {pareto!r}")
+    fline = _line_of(lines, "pareto_floor_percent")
+    floor = _fraction(doc.get("pareto_floor_percent", "0"), source, fline, "pareto_floor_percent", positive=False)
+    if not 0 <= floor < 100:
+        raise ScenarioError(
+            source, fline, "pareto_floor_percent", f"must be in [0, 100), got {doc['pareto_floor_percent']!r}"
+        )
+    if "pareto_floor_percent" in doc and not pareto:
+        raise ScenarioError(source, fline, "pareto_floor_percent", "is given but pareto = false; set pareto = true")
     weights = doc.get("weights", {})
     if not isinstance(weights, dict):
         raise ScenarioError(source, _line_of(lines, "weights"), "weights", "must be a table")
@@ -308,6 +353,9 @@ def parse_scenario(text: str, source: str = "<text>", *, expect_name: str | None
         seed=ints["seed"],
         geolevel_weights=parsed.get("geolevel", ()),
         query_weights=parsed.get("query", ()),
+        objective=objective.strip(),
+        pareto=pareto,
+        pareto_floor_percent=floor,
         source=source,
         sha256=hashlib.sha256(text.encode()).hexdigest(),
     )

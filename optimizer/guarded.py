@@ -1,0 +1,92 @@
+"""The convex optimum of an objective, calibrated by the exact accountant without breaking its guard.
+
+:func:`optimizer.objectives.convex_optimum` minimises Σ a_q/ρ'_q at a given total under lower
+bounds ρ'_q ≥ ℓ_q (the Pareto guard).  The exact promise fixes how much total ρ may be spent
+only through the accountant: :func:`calibrated_optimum` starts from the uniform rescale's total
+c_u·Σρ (the exact guarantee of a composition hardly depends on its shape at a fixed total, so
+this is within ~1e-5 of the answer), solves, and calibrates the solution by a common factor c
+(:func:`optimizer.search.calibrate_shape`: the largest exact c whose certified proxy δ(ε) ≤ δ).
+If c ≥ 1 the calibrated allocation is c·ρ' ≥ ρ' ≥ ℓ — the guard holds exactly; if c < 1 the total
+is lowered by c and the problem solved again.  Every returned allocation meets the guard,
+checked exactly with fractions.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any
+
+from .allocation import Allocation
+from .objectives import ParetoGuard, convex_optimum
+
+__all__ = ["GuardedOptimum", "calibrated_optimum"]
+
+#: rounds of solve → calibrate before giving up (one or two suffice: c moves by ~1e-5)
+MAX_ROUNDS = 6
+#: relative margin by which the total is lowered below c·total after a round with c < 1
+TOTAL_MARGIN = Fraction(1, 10**9)
+
+
+@dataclass(frozen=True)
+class GuardedOptimum:
+    """A calibrated convex optimum.
+
+    Attributes:
+        allocation: the calibrated allocation (meets the guard, certified proxy δ ≤ target δ).
+        shape: the convex solution before calibration.
+        c: the calibration factor of the last round (≥ 1).
+        delta: certified proxy δ(target ε) of ``allocation``.
+        rounds: solve → calibrate rounds used.
+    """
+
+    allocation: Allocation
+    shape: Allocation
+    c: Fraction
+    delta: Any
+    rounds: int
+
+
+def calibrated_optimum(
+    baseline: Allocation,
+    target,
+    coefficients: Mapping[tuple[str, str], Fraction],
+    start_total: Fraction,
+    guard: ParetoGuard | None,
+    *,
+    on_inaccurate: Callable[[str], None] | None = None,
+) -> GuardedOptimum:
+    """Minimise Σ a_q/ρ'_q under ``guard`` at the largest total the exact promise ``target`` allows.
+
+    Args:
+        baseline: the allocation the guard compares with (and whose geolevels/queries are kept).
+        target: the promise (:class:`optimizer.search.Target`).
+        coefficients: a_q (:meth:`optimizer.objectives.Objective.coefficients`).
+        start_total: the first total to try (the uniform rescale's total c_u·Σρ).
+        guard: the Pareto guard, or ``None`` for no lower bounds.
+
+    Raises:
+        optimizer.objectives.InfeasibleGuard: the guard needs more budget than the promise allows.
+        RuntimeError: no round reached a calibration factor ≥ 1.
+    """
+    from .search import calibrate_shape
+
+    lower = guard.lower_bounds(baseline) if guard is not None else None
+    total = Fraction(start_total)
+    for k in range(1, MAX_ROUNDS + 1):
+        shape = convex_optimum(baseline, coefficients, total, lower, on_inaccurate=on_inaccurate)
+        cal = calibrate_shape(shape, target, hint=1.0)
+        if cal.c >= 1:
+            if guard is not None and not guard.holds(cal.allocation, baseline):  # c ≥ 1 makes this impossible
+                raise AssertionError("calibrated_optimum: guard broken by an upward calibration")
+            return GuardedOptimum(cal.allocation, shape, cal.c, cal.delta, k)
+        total = total * cal.c * (1 - TOTAL_MARGIN)
+        if lower is not None and sum(lower.values(), Fraction(0)) > total:
+            from .objectives import InfeasibleGuard
+
+            raise InfeasibleGuard(
+                f"the guard ({guard.describe() if guard else ''}) needs total ρ {float(sum(lower.values())):.10g}, "
+                f"more than the {float(total):.10g} the exact promise allows"
+            )
+    raise RuntimeError(f"calibrated_optimum: no calibration factor ≥ 1 after {MAX_ROUNDS} rounds")

@@ -1,0 +1,244 @@
+"""What "less noise" means: the optimizer's named objectives, the Pareto guard, the convex optimum.
+
+Every allocation is compared with a *baseline* (the production allocation, or the scenario's
+own): per measurement q (a (geolevel, query) pair with its nominal budget ρ_q) the noise
+variance is σ_q² = 1/ρ_q, and a new allocation ρ' has the *relative variance*
+r_q = σ'_q²/σ_q² = ρ_q/ρ'_q (< 1: less noise than today).  The objectives
+(:data:`OBJECTIVES`, chosen by name in a scenario):
+
+``minimax-relative``
+    max_q r_q.  Its optimum under the exact promise is the uniform rescale ρ' = c·ρ: if every
+    r_q ≤ t then Σ ρ' ≥ Σ ρ / t, and among allocations of a given total the exact guarantee
+    hardly depends on the shape, so no allocation can cut every query's variance by more than the
+    uniform rescale does (arXiv 2606.29835 §4 for the near shape-independence).
+``mean-relative-variance``
+    Σ_q w_q r_q / Σ_q w_q — scale-free: a Block count and a State count weigh the same.
+``sum-variance``
+    Σ_q w_q σ'_q² — absolute variances; dominated by the smallest budgets (Block, σ² ≈ 909 in
+    DHC persons), so its optimum flattens the allocation.  Kept for comparison, labelled as such.
+
+The **Pareto guard** (on by default for every objective but minimax, whose optimum satisfies
+it): ρ'_q ≥ ρ_q/(1 − f) for every q, i.e. no query noisier than in the baseline and, with a
+floor f = x/100, every query's variance lower by at least x % — the rule the Census Bureau
+applied to design changes ("change only if no query's expected error grows"; Abowd et al.,
+*Geographic Spines in the 2020 Census DAS TopDown Algorithm*, §2.4).
+
+Every objective but minimax is Σ_q a_q/ρ'_q for coefficients a_q ≥ 0 (:meth:`Objective.coefficients`),
+a convex function of ρ'; :func:`convex_optimum` minimises it exactly in that sense with cvxpy
+(Clarabel) under Σ ρ' ≤ total and the guard's lower bounds, and returns exact fractions that
+satisfy the bounds exactly.  The exact accountant then calibrates the result (the total it may
+spend is the uniform rescale's, to within ~1e-5) and the confirmation checks every pair.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any
+
+from .allocation import Allocation, GeolevelBudget
+
+__all__ = [
+    "DEFAULT_OBJECTIVE",
+    "OBJECTIVES",
+    "Objective",
+    "ParetoGuard",
+    "convex_optimum",
+    "get_objective",
+    "max_variance_ratio",
+    "mean_relative_variance",
+    "relative_variances",
+]
+
+Key = tuple[str, str]
+#: denominator of the convex solution's budgets (as optimizer.search.SHAPE_DENOMINATOR: a small
+#: common denominator keeps the accountant's lattice small); bounds are then imposed exactly
+SHAPE_DENOMINATOR = 10**5
+
+
+def relative_variances(new: Allocation, baseline: Allocation) -> dict[Key, Fraction]:
+    """σ'_q²/σ_q² = ρ_q/ρ'_q per measurement (exact)."""
+    base = {(g, q): r for g, q, r in baseline.items()}
+    out = {}
+    for g, q, r in new.items():
+        if (g, q) not in base:
+            raise ValueError(f"relative_variances: measurement {g}/{q} is not in the baseline allocation")
+        out[(g, q)] = base[(g, q)] / r
+    if len(out) != len(base):
+        missing = sorted(set(base) - set(out))[:3]
+        raise ValueError(f"relative_variances: baseline measurement(s) {missing} missing from the new allocation")
+    return out
+
+
+def max_variance_ratio(new: Allocation, baseline: Allocation) -> Fraction:
+    """max_q σ'_q²/σ_q² (exact; ≤ 1 means no query is noisier than in the baseline)."""
+    return max(relative_variances(new, baseline).values())
+
+
+def mean_relative_variance(new: Allocation, baseline: Allocation, weights: Mapping[Key, Any] | None = None) -> Fraction:
+    """Σ_q w_q σ'_q²/σ_q² / Σ_q w_q (exact; unweighted mean when ``weights`` is None)."""
+    r = relative_variances(new, baseline)
+    w = {k: Fraction(weights[k]) if weights is not None else Fraction(1) for k in r}
+    return sum((w[k] * v for k, v in r.items()), Fraction(0)) / sum(w.values(), Fraction(0))
+
+
+@dataclass(frozen=True)
+class Objective:
+    """A named objective (see the module docstring).
+
+    Attributes:
+        name: the scenario's ``objective`` value.
+        description: one line a report can print next to the number.
+        scale_free: whether a uniform rescale changes it by the same factor for every weighting.
+    """
+
+    name: str
+    description: str
+    scale_free: bool
+
+    def coefficients(self, baseline: Allocation, weights: Mapping[Key, Any]) -> dict[Key, Fraction]:
+        """a_q of the objective Σ_q a_q/ρ'_q (not defined for minimax-relative)."""
+        if self.name == "sum-variance":
+            return {(g, q): Fraction(weights[(g, q)]) for g, q, _ in baseline.items()}
+        if self.name == "mean-relative-variance":
+            total = sum((Fraction(weights[(g, q)]) for g, q, _ in baseline.items()), Fraction(0))
+            return {(g, q): Fraction(weights[(g, q)]) * r / total for g, q, r in baseline.items()}
+        raise ValueError(f"objective {self.name!r} is not a weighted sum of variances")
+
+    def value(self, new: Allocation, baseline: Allocation, weights: Mapping[Key, Any]) -> Fraction:
+        """The objective of ``new`` (exact)."""
+        if self.name == "minimax-relative":
+            return max_variance_ratio(new, baseline)
+        a = self.coefficients(baseline, weights)
+        return sum((a[(g, q)] / r for g, q, r in new.items()), Fraction(0))
+
+    def drop_percent(self, new: Allocation, baseline: Allocation, weights: Mapping[Key, Any]) -> float:
+        """100·(1 − value(new)/value(baseline)): how much the objective falls, in %."""
+        return float(100 * (1 - self.value(new, baseline, weights) / self.value(baseline, baseline, weights)))
+
+
+OBJECTIVES: dict[str, Objective] = {
+    o.name: o
+    for o in (
+        Objective(
+            "minimax-relative",
+            "the largest relative variance σ'²/σ² over all queries (the uniform rescale is its optimum)",
+            True,
+        ),
+        Objective(
+            "mean-relative-variance",
+            "the (weighted) mean over queries of the relative variance σ'²/σ² (scale-free)",
+            True,
+        ),
+        Objective(
+            "sum-variance",
+            "the (weighted) sum of absolute noise variances Σ w σ'² (dominated by the smallest budgets, e.g. Block)",
+            False,
+        ),
+    )
+}
+#: the objective of a scenario that names none (with the Pareto guard on)
+DEFAULT_OBJECTIVE = "mean-relative-variance"
+
+
+def get_objective(name: str, where: str = "objective") -> Objective:
+    """The :class:`Objective` called ``name``; an unknown name is a one-line error listing the known ones."""
+    try:
+        return OBJECTIVES[name]
+    except KeyError:
+        raise ValueError(f"{where}: unknown objective {name!r}; known: {', '.join(OBJECTIVES)}") from None
+
+
+@dataclass(frozen=True)
+class ParetoGuard:
+    """ρ'_q ≥ ρ_q/(1 − floor_percent/100) for every measurement q of the baseline.
+
+    ``floor_percent = 0`` (default): no query noisier than in the baseline."""
+
+    floor_percent: Fraction = Fraction(0)
+
+    def __post_init__(self):
+        f = Fraction(self.floor_percent)
+        if not 0 <= f < 100:
+            raise ValueError(f"pareto floor must be in [0, 100) percent, got {self.floor_percent}")
+        object.__setattr__(self, "floor_percent", f)
+
+    @property
+    def max_ratio(self) -> Fraction:
+        """The largest relative variance σ'²/σ² the guard allows."""
+        return 1 - self.floor_percent / 100
+
+    def lower_bounds(self, baseline: Allocation) -> dict[Key, Fraction]:
+        """ρ_q / max_ratio per measurement (exact)."""
+        return {(g, q): r / self.max_ratio for g, q, r in baseline.items()}
+
+    def holds(self, new: Allocation, baseline: Allocation) -> bool:
+        """Whether every query of ``new`` meets the guard (exact comparison)."""
+        return max_variance_ratio(new, baseline) <= self.max_ratio
+
+    def describe(self) -> str:
+        if self.floor_percent == 0:
+            return "Pareto guard: no query's noise variance above the baseline's"
+        return f"Pareto guard: every query's noise variance at least {self.floor_percent} % below the baseline's"
+
+
+class InfeasibleGuard(ValueError):
+    """The guard's lower bounds already need more budget than the exact promise allows."""
+
+
+def convex_optimum(
+    baseline: Allocation,
+    coefficients: Mapping[Key, Fraction],
+    total: Fraction,
+    lower: Mapping[Key, Fraction] | None = None,
+    *,
+    name: str | None = None,
+    on_inaccurate: Callable[[str], None] | None = None,
+) -> Allocation:
+    """argmin Σ_q a_q/ρ'_q subject to Σ_q ρ'_q ≤ ``total`` and ρ'_q ≥ ℓ_q (``lower``), as exact fractions.
+
+    Solved with cvxpy/Clarabel in scaled variables x = ρ'/total; the solution is rounded to the
+    grid 1/:data:`SHAPE_DENOMINATOR` and then raised to ℓ_q where below it, so every bound holds
+    exactly; the total then exceeds ``total`` by at most the rounding (≤ n/SHAPE_DENOMINATOR of
+    a bound-active query — the caller calibrates the total with the exact accountant anyway).
+    Without bounds the optimum is ρ'_q ∝ √a_q.
+
+    Raises:
+        InfeasibleGuard: Σ ℓ_q > total.
+        RuntimeError: the solver did not reach OPTIMAL (OPTIMAL_INACCURATE calls ``on_inaccurate``).
+    """
+    import cvxpy as cp
+    import numpy as np
+
+    keys = [(g, q) for g, q, _ in baseline.items()]
+    lo = {k: Fraction(0) for k in keys} if lower is None else {k: Fraction(lower[k]) for k in keys}
+    need = sum(lo.values(), Fraction(0))
+    if need > total:
+        raise InfeasibleGuard(
+            f"the guard's lower bounds need total ρ {float(need):.10g} but only {float(total):.10g} can be spent"
+        )
+    scale = float(total)
+    av = np.array([float(coefficients[k]) for k in keys], dtype=float)
+    if not (av >= 0).all() or not av.any():
+        raise ValueError("convex_optimum: coefficients must be >= 0 and not all 0")
+    av = av / av.max()
+    lov = np.array([float(lo[k]) / scale for k in keys], dtype=float)
+    eps_lo = np.maximum(lov, 1e-9 / len(keys))
+    x = cp.Variable(len(keys))
+    prob = cp.Problem(cp.Minimize(av @ cp.inv_pos(x)), [cp.sum(x) <= 1, x >= eps_lo])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        prob.solve(solver=cp.CLARABEL, tol_gap_abs=1e-12, tol_gap_rel=1e-12, tol_feas=1e-12)
+    if prob.status == cp.OPTIMAL_INACCURATE and on_inaccurate is not None:
+        on_inaccurate(str(prob.status))
+    elif prob.status not in (cp.OPTIMAL, cp.OPTIMAL_INACCURATE):
+        raise RuntimeError(f"convex_optimum: convex solver (cvxpy/Clarabel) status {prob.status}")
+    xs = np.maximum(np.asarray(x.value, dtype=float), eps_lo)
+    D = SHAPE_DENOMINATOR
+    rhos = {k: max(Fraction(math.floor(v * scale * D), D), lo[k], Fraction(1, D)) for k, v in zip(keys, xs)}
+    it = iter(keys)
+    levels = tuple(GeolevelBudget(lv.name, lv.queries, tuple(rhos[next(it)] for _ in lv.rho)) for lv in baseline.levels)
+    return Allocation(levels, name or baseline.name, baseline.provenance, baseline.run_type)
