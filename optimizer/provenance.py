@@ -42,6 +42,7 @@ _ROOT = Path(__file__).resolve().parent.parent
 _COMPUTE_MODULES = (
     "allocation.py",
     "confirm.py",
+    "curve_target.py",
     "guarded.py",
     "objectives.py",
     "pairs.py",

@@ -91,11 +91,13 @@ def run(args) -> int:
     if args.json:
         print(RunResult.summary_text(summary))
     else:
+        guard = "with the Pareto guard" if summary["pareto"] else "WITHOUT the Pareto guard"
         print(
-            f"uniform drop {summary['uniform_variance_drop_percent']:.4f}%, zCDP optimum "
-            f"{summary['zcdp_optimum_variance_drop_percent']:.4f}%, optimized "
-            f"{summary['optimized_variance_drop_percent']:.4f}%; confirmed={summary['confirmed']}; "
-            f"outputs in {out}"
+            f"minimax (uniform rescale): every query's variance -{summary['uniform_variance_drop_percent']:.4f}%; "
+            f"{summary['objective']} {guard}: objective -{summary['objective_drop_percent']:.4f}%, "
+            f"mean relative variance {float(summary['mean_relative_variance']):.6f}, "
+            f"{summary['n_queries_noisier']} queries noisier, max σ'²/σ² {float(summary['max_variance_ratio']):.6f}; "
+            f"confirmed={summary['confirmed']}; outputs in {out}"
         )
     if not args.no_confirm and not summary["confirmed"]:
         return 3
