@@ -43,6 +43,7 @@ _COMPUTE_MODULES = (
     "allocation.py",
     "confirm.py",
     "curve_target.py",
+    "geolevels.py",
     "guarded.py",
     "objectives.py",
     "pairs.py",

@@ -1,0 +1,91 @@
+"""Issue 15 item 3: the per-geolevel view reproduces the earlier paper's Figure 2 (arXiv 2410.09296).
+
+The reference values are the project's copy of that paper's published Figure 2 numbers
+(optimizer/data/su2024_fig2_epsilon_per_geolevel.csv; δ = 1e-11, see optimizer/data/README.md)."""
+
+import csv
+import json
+import subprocess
+import sys
+from decimal import Decimal
+from fractions import Fraction as F
+from pathlib import Path
+
+import pytest
+
+from optimizer.geolevels import geolevel_view
+from scenarios.loader import load_scenario
+
+DATA = Path(__file__).resolve().parents[2] / "optimizer" / "data" / "su2024_fig2_epsilon_per_geolevel.csv"
+
+
+@pytest.fixture(scope="module")
+def fig2():
+    sc = load_scenario("su2024-per-geolevel")
+    return sc, {
+        r.geolevel: r for r in geolevel_view(sc.load_allocation(), sc.target_delta_text, sc.conversion, "su2024")
+    }
+
+
+def _agree(a, b, digits):
+    a, b = Decimal(a), Decimal(b)
+    return abs(a - b) <= abs(b) * Decimal(10) ** (1 - digits)
+
+
+def test_figure2_epsilons_to_12_digits(fig2):
+    sc, rows = fig2
+    assert sc.target_delta_text == "1e-11" and sc.load_allocation().total_rho == F(365, 100)
+    with open(DATA, encoding="utf-8") as fh:
+        ref = list(csv.DictReader(fh))
+    assert [r["geolevel"] for r in ref] == list(rows)
+    for r in ref:
+        got = rows[r["geolevel"]]
+        assert _agree(got.epsilon_promised, r["epsilon_bureau"], 12), r["geolevel"]
+        assert _agree(got.epsilon_exact, r["epsilon_exact_fdp"], 12), r["geolevel"]
+        assert round(got.unused_budget_percent, 2) == float(r["unused_budget_pct"]), r["geolevel"]
+
+
+def test_variance_reduction_range_to_4_digits(fig2):
+    """15.08 % (State) … 24.82 % (Block): the σ² factor bringing each geolevel's exact ε up to its promise."""
+    _, rows = fig2
+    drops = {g: r.variance_drop_percent for g, r in rows.items()}
+    assert f"{min(drops.values()):.2f}" == "15.08" and min(drops, key=drops.get) == "State"
+    assert f"{max(drops.values()):.2f}" == "24.82" and max(drops, key=drops.get) == "Block"
+
+
+def test_census_model_per_geolevel_both_conversions():
+    """Production DHC persons, Census model: every geolevel keeps room (exact ε below the promise);
+    CKS promises less than Bun–Steinke, so less room is left."""
+    sc = load_scenario("dhc-persons")
+    alloc = sc.load_allocation()
+    bs = geolevel_view(alloc, "1e-10", "bun-steinke")
+    cks = geolevel_view(alloc, "1e-10", "cks")
+    for a, b in zip(bs, cks):
+        assert Decimal(a.epsilon_exact) < Decimal(a.epsilon_promised)
+        assert Decimal(b.epsilon_promised) < Decimal(a.epsilon_promised)
+        assert 0 < b.variance_drop_percent < a.variance_drop_percent
+        assert abs(Decimal(a.epsilon_exact) - Decimal(b.epsilon_exact)) < Decimal("1e-15") * Decimal(a.epsilon_exact)
+
+
+def test_geolevels_cli_json():
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "optimizer.cli",
+            "geolevels",
+            "--scenario",
+            "su2024-per-geolevel",
+            "--model",
+            "su2024",
+            "--json",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=Path(__file__).resolve().parents[2],
+    ).stdout
+    doc = json.loads(out)
+    keys = {"geolevel", "epsilon_promised", "epsilon_exact", "unused_budget_percent", "variance_drop_percent"}
+    assert len(doc["geolevels"]) == 8 and all(keys <= set(g) for g in doc["geolevels"])
+    assert all(len(g["epsilon_exact"].replace(".", "").lstrip("0")) >= 16 for g in doc["geolevels"])
