@@ -846,6 +846,16 @@ def _summary(acc: Accounting, run: RunInputs) -> dict[str, Any]:
         "uniform_variance_drop_percent": _opt_pct(o.get("uniform_variance_drop_percent")),
         "zcdp_optimum_variance_drop_percent": _opt_pct(o.get("zcdp_optimum_variance_drop_percent")),
         "optimized_variance_drop_percent": _opt_pct(o.get("optimized_variance_drop_percent")),
+        "objective": o.get("objective") or "",
+        "objective_description": o.get("objective_description") or "",
+        "objective_drop_percent": _opt_pct(o.get("objective_drop_percent")),
+        "pareto": "" if "pareto" not in o else ("yes" if o.get("pareto") else "no"),
+        "max_variance_ratio": o.get("max_variance_ratio") or "",
+        "mean_relative_variance": o.get("mean_relative_variance") or "",
+        "uniform_mean_relative_variance": o.get("uniform_mean_relative_variance") or "",
+        "n_queries_noisier": "" if o.get("n_queries_noisier") is None else str(o.get("n_queries_noisier")),
+        "new_total_rho": o.get("new_total_rho") or "",
+        "search_note": o.get("search_note") or "",
         "confirmed": _confirmed(o, "confirmed"),
         "uniform_confirmed": _confirmed(o, "uniform_confirmed"),
         "worst_pair": "" if o.get("worst_pair") is None else _pair_str(o.get("worst_pair")),
@@ -855,6 +865,48 @@ def _summary(acc: Accounting, run: RunInputs) -> dict[str, Any]:
         "tolerance_met": "no" if missed else "yes",
         "tolerance_not_met": "; ".join(missed),
     }
+
+
+def _ratio(text: str, digits: int = 6) -> str:
+    """A ratio σ'²/σ² from the run summary, shortened for reading (the run keeps all digits)."""
+    return fmt(_mpf(text), digits) if text else "—"
+
+
+def _reallocation_paragraphs(s: dict) -> list[str]:
+    """What re-balancing between queries does, stated with its objective and its side effects."""
+    if not s.get("optimized_variance_drop_percent"):
+        return []
+    if not s.get("objective"):  # a run summary from before objectives were named
+        return [
+            "Re-balancing the budget between queries as well (the weighted sum of noise variances, see section 3) "
+            f"reduces that sum by {s['optimized_variance_drop_percent']} %; some geolevels then get more noise "
+            "than today, so read the per-geolevel table before using it."
+        ]
+    if s["objective"] == "minimax-relative":
+        return [
+            "The scenario's objective is minimax-relative (the largest relative variance over all queries): the "
+            "uniform rescale above is its optimum, so no query is favoured over another."
+        ]
+    noisier = s.get("n_queries_noisier") or "0"
+    guard = (
+        "with the Pareto guard (no query gets more noise than today)"
+        if s.get("pareto") == "yes"
+        else "WITHOUT the Pareto guard (queries may get more noise than today)"
+    )
+    text = (
+        f"Re-balancing the budget between queries as well, for the scenario's objective {s['objective']} "
+        f"({s['objective_description']}) {guard}: the mean relative variance σ'²/σ² over the queries becomes "
+        f"{_ratio(s['mean_relative_variance'])} (uniform rescale: {_ratio(s['uniform_mean_relative_variance'])}); "
+        f"{noisier} {'query gets' if noisier == '1' else 'queries get'} more noise than today "
+        f"(largest σ'²/σ² = {_ratio(s['max_variance_ratio'])}); "
+        f"new total ρ = {fmt(_mpf(Fraction(s['new_total_rho'])), 10)}."
+    )
+    if s["objective"] == "sum-variance":
+        text += (
+            " This objective sums absolute variances, so the smallest budgets (e.g. Block) dominate it and its "
+            "optimum flattens the allocation; it is a policy choice, not an accounting gain."
+        )
+    return [text]
 
 
 def _confirmed(o: dict, key: str) -> str:
@@ -930,17 +982,7 @@ def _sections(acc: Accounting, run: RunInputs, s: dict, pq, pg) -> list[dict]:
                         "while the same promise still holds (for the representative pair of records)."
                     )
                 ),
-                *(
-                    [
-                        "Re-balancing the budget between queries as well (the scenario's weighted-variance objective, "
-                        "see section 3) reduces that weighted variance by "
-                        f"{s['optimized_variance_drop_percent']} %; this "
-                        "mixes a policy choice (which statistics matter) with the accounting gain, and some geolevels "
-                        "then get more noise than today, so read the per-geolevel table before using it."
-                    ]
-                    if s["optimized_variance_drop_percent"]
-                    else []
-                ),
+                *_reallocation_paragraphs(s),
                 *(
                     [
                         f"{TOLERANCE_MARK}: {s['tolerance_not_met']}. These results are still rigorous enclosures, "
@@ -1034,8 +1076,21 @@ def _sections(acc: Accounting, run: RunInputs, s: dict, pq, pg) -> list[dict]:
             _pct(s["uniform_variance_drop_percent"] or None),
             "not checked over all pairs (--no-confirm)" if s.get("uniform_confirmed") == "not checked" else "",
         ],
-        ["zCDP-optimum shape (optimizer)", _pct(s["zcdp_optimum_variance_drop_percent"] or None), ""],
-        ["optimized (optimizer)", _pct(s["optimized_variance_drop_percent"] or None), ""],
+        [
+            "zCDP-optimum shape (optimizer)",
+            _pct(s["zcdp_optimum_variance_drop_percent"] or None),
+            "minimises the weighted sum of variances at the zCDP total, no guard: some queries get more noise",
+        ],
+        [
+            f"optimized for {s['objective']} (optimizer)" if s.get("objective") else "optimized (optimizer)",
+            _pct(s["optimized_variance_drop_percent"] or None),
+            (
+                f"objective −{s['objective_drop_percent']} %; largest σ'²/σ² {_ratio(s['max_variance_ratio'])}; "
+                f"{s['n_queries_noisier']} queries noisier than today"
+            )
+            if s.get("objective")
+            else "",
+        ],
     ]
     if s["confirmed"]:
         conf = (
@@ -1064,7 +1119,7 @@ def _sections(acc: Accounting, run: RunInputs, s: dict, pq, pg) -> list[dict]:
                 "promised ε stays within the promised δ.",
                 conf,
             ],
-            "table": (["noise allocation", "variance drop", "note"], noise_rows),
+            "table": (["noise allocation", "drop of the weighted sum of variances", "note"], noise_rows),
             "figures": [
                 (
                     "fig_tradeoff.png",
