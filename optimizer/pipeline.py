@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from optimizer.run_result import RunResult
+from optimizer.side_effects import delta_grid_rows, weaker_points
 
 __all__ = ["RunSpec", "optimize", "spec_for"]
 
@@ -219,6 +220,7 @@ def optimize(
     optimized, c_opt, d_opt = search["allocation"], search["c"], search["delta"]
     confirmed, worst_pair, worst_delta, conf_seconds, n_pairs, recal = False, None, None, None, 0, None
     verified: list[list[int]] = []
+    confirm_rows: list[dict[str, Any]] = []
     c_u_proxy = c_u
     uconf: dict[str, Any] = {
         "uniform_confirmed": False,
@@ -274,6 +276,7 @@ def optimize(
                 f"(x {conf.recalibration}); the confirmed uniform rescale is reported instead"
             )
             conf = conf_u
+        confirm_rows = _confirm_rows(conf, target, "uniform rescale" if conf is conf_u else "optimized")
         confirmed, worst_pair, n_pairs = conf.passed, list(conf.worst_pair), conf.n_pairs
         worst_delta = _fmt_upper(conf.worst_delta)
         conf_seconds, recal = conf.seconds, str(conf.recalibration)
@@ -285,6 +288,8 @@ def optimize(
 
     rows, grows = _tables(alloc, uniform, zcal.allocation, optimized)
     crow, trows = _curves(alloc, optimized, target, conv)
+    grid = delta_grid_rows(alloc, {"baseline": alloc, "uniform": uniform, "optimized": optimized}, conv)
+    weaker = {label: weaker_points(grid, label) for label in ("uniform", "optimized")}
     summary = {
         "scenario": spec.name,
         "allocation": alloc.name,
@@ -329,6 +334,7 @@ def optimize(
         "n_queries_noisier": sum(1 for v in O.relative_variances(optimized, alloc).values() if v > 1),
         "new_total_rho": str(optimized.total_rho),
         "target": {"kind": "point", **target.as_dict()},
+        "delta_grid_weaker": weaker,
         "search_improved": search["search_improved"],
         "search_note": search["note"],
         "sum_variance_objective": OBJECTIVE,
@@ -354,7 +360,36 @@ def optimize(
         "seconds": time.perf_counter() - t_start,
     }
     inputs = P.run_inputs(scenario=spec.scenario, alloc=alloc, target=target, weights=weights)
-    return RunResult(summary, rows, grows, crow, trows, optimized.to_toml(), inputs=inputs)
+    return RunResult(
+        summary,
+        rows,
+        grows,
+        crow,
+        trows,
+        grid,
+        confirm_rows,
+        optimized.to_toml(),
+        inputs=inputs,
+    )
+
+
+def _confirm_rows(conf, target, label: str) -> list[dict[str, Any]]:
+    """The confirmation's certified δ of every pair at the target ε, as table rows."""
+    from accountant.decimals import decimal_string
+    from optimizer.confirm import _lower_fraction, _upper_fraction
+
+    return [
+        {
+            "pair_i": i,
+            "pair_j": j,
+            "eps": target.epsilon,
+            "delta_lower": decimal_string(_lower_fraction(b), 12, "down"),
+            "delta_upper": decimal_string(_upper_fraction(b), 12, "up"),
+            "tolerance_met": bool(getattr(b, "tolerance_met", True)),
+            "allocation": label,
+        }
+        for (i, j), b in sorted(conf.deltas.items())
+    ]
 
 
 def _dec(x: Fraction, mode: str) -> str:

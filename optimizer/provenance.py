@@ -35,7 +35,7 @@ __all__ = [
 ]
 
 #: Format version of ``optimize.json`` (bump when its meaning or fields change).
-RESULT_FORMAT = 2
+RESULT_FORMAT = 3  # 3: delta_grid.csv and confirm_pairs.csv
 
 _ROOT = Path(__file__).resolve().parent.parent
 #: optimizer modules that compute numbers (report/cli/runner/atomic only present or move them)
@@ -52,6 +52,7 @@ _COMPUTE_MODULES = (
     "provenance.py",
     "run_result.py",
     "search.py",
+    "side_effects.py",
     "spine.py",
 )
 

@@ -358,6 +358,9 @@ class RunInputs:
     pairs_ignored: list[str] = field(default_factory=list)
     #: which allocation the per-pair results are of ("the optimized allocation", …)
     pairs_of: str | None = None
+    #: the run's side-effects table (optimizer.side_effects) and final confirmation, one row per pair
+    delta_grid: list[dict] | None = None
+    confirm_pairs: list[dict] | None = None
     hashes: dict[str, str] = field(default_factory=dict)
 
 
@@ -395,6 +398,8 @@ def read_run(run_dir: str | Path | None) -> RunInputs:
     if stored is not None:
         run.optimize = stored.summary
         run.hashes["optimize.json (timings excluded)"] = _result_hash(stored.summary)
+        run.delta_grid = stored.delta_grid or None
+        run.confirm_pairs = stored.confirm_pairs or None
     for name, attr in (("per_query.csv", "per_query"), ("curves.csv", "curves"), ("tradeoff.csv", "tradeoff")):
         p = d / name
         if p.is_file():
@@ -560,12 +565,24 @@ def _optimized_tradeoff(run: RunInputs) -> list[tuple[float, float]]:
     return pts
 
 
+def _heatmap_rows(run: RunInputs) -> tuple[list[dict], str] | None:
+    """The per-pair rows the heat map is drawn from and a caption of their source: the
+    per-pair results file when one checked out, else the run's final all-pairs confirmation."""
+    if run.pairs:
+        return run.pairs, f"{run.pairs_of or 'an unnamed allocation'}, from {run.pairs_file}"
+    if run.confirm_pairs:
+        label = run.confirm_pairs[0].get("allocation", "optimized")
+        return run.confirm_pairs, f"the {label} allocation, from the optimizer's all-pairs confirmation"
+    return None
+
+
 def _pair_matrix(run: RunInputs, eps_claim) -> tuple[list[list[float]], str, int] | None:
-    """43×43 (or n×n) matrix of log10 δ at the grid ε closest to the claimed ε."""
-    if not run.pairs:
+    """43×43 (or n×n) matrix of log10 δ (certified upper bounds) at the ε closest to the claimed ε."""
+    src = _heatmap_rows(run)
+    if src is None:
         return None
     by_eps: dict[str, list[dict]] = {}
-    for r in run.pairs:
+    for r in src[0]:
         by_eps.setdefault(r.get("eps", ""), []).append(r)
     target = float(eps_claim)
     key = min(by_eps, key=lambda e: (abs((_float(e) or 0.0) - target), e))
@@ -720,10 +737,10 @@ def make_figures(acc: Accounting, run: RunInputs, pq: list[dict], pg: list[dict]
         im = ax.imshow(
             arr, cmap="viridis", origin="upper", interpolation="nearest", extent=(0.5, len(m) + 0.5, len(m) + 0.5, 0.5)
         )
-        fig.colorbar(im, ax=ax, label="log10 δ")
+        fig.colorbar(im, ax=ax, label="log10 δ (certified upper bound)")
         ax.set_xlabel("path j")
         ax.set_ylabel("path i")
-        ax.set_title(f"{sc.name}: δ of every pair [M_i, M_j] at ε = {fmt(key, 8)} ({npairs} pairs)")
+        ax.set_title(f"{sc.name}: worst-case δ of each pair [M_i, M_j]\nat ε = {fmt(key, 8)} ({npairs} pairs)")
         figs["fig_pairs_heatmap.png"] = _png(fig)
     return figs
 
@@ -952,6 +969,50 @@ def _pairs_text(acc: Accounting, run: RunInputs) -> str:
     return f"{n} pair" + ("" if n == 1 else "s")
 
 
+def _side_effects_section(run: RunInputs, s: dict) -> dict | None:
+    """Section 4: the exact δ of the new allocations at the other points of the old zCDP curve
+    (:mod:`optimizer.side_effects`), stating plainly where the new noise is weaker than it."""
+    from optimizer.side_effects import weaker_points
+
+    rows = run.delta_grid
+    if not rows:
+        return None
+    labels = [
+        (k, name)
+        for k, name in (("uniform", "uniform rescale"), ("optimized", "optimized"))
+        if f"{k}_delta_upper" in rows[0]
+    ]
+    conv = s["conversion_label"]
+    paras = [
+        f"The production ρ promises, through the {conv} conversion, a whole curve of (ε, δ), not only the point "
+        f"at δ = {s['target_delta']}. The table gives, on the proxy pair [M13, M13] (the pair the optimizer "
+        "calibrates on; the all-pairs confirmation covers the promised point only), the certified exact δ of each "
+        "allocation at ε = conversion(ρ, δ) for each δ of the grid; the ratio is that δ over the promised one."
+    ]
+    for k, name in labels:
+        weak = weaker_points(rows, k)
+        if weak:
+            paras.append(
+                f"The {name} is weaker than the old zCDP promise at δ = {', '.join(weak)}: there its exact δ exceeds "
+                "the δ the production zCDP budget promises, so the release is no longer covered by that zCDP "
+                "statement at those points (the promised point itself is kept: the allocation was calibrated and "
+                "confirmed there)."
+            )
+        else:
+            paras.append(f"The {name} keeps every point of the old zCDP curve on this grid (on the proxy pair).")
+    header = ["δ promised", "ε (zCDP conversion)", "production exact δ"]
+    for _, name in labels:
+        header += [f"{name} exact δ", f"{name} / promised"]
+    body = []
+    for r in rows:
+        line = [str(r["delta_promised"]), fmt(r["epsilon"], 10), str(r["baseline_delta_upper"])]
+        for k, _ in labels:
+            above = str(r.get(f"{k}_weaker")).strip().lower() == "true"
+            line += [str(r[f"{k}_delta_upper"]), fmt(r[f"{k}_ratio"], 4) + (" ⚠ above" if above else "")]
+        body.append(line)
+    return {"id": "side-effects", "title": "4. Side effects at other δ", "paras": paras, "table": (header, body)}
+
+
 def _sections(acc: Accounting, run: RunInputs, s: dict, pq, pg) -> list[dict]:
     """The report's sections as neutral blocks (rendered to HTML and Markdown)."""
     sc = acc.scenario
@@ -1129,6 +1190,9 @@ def _sections(acc: Accounting, run: RunInputs, s: dict, pq, pg) -> list[dict]:
             ],
         }
     )
+    side = _side_effects_section(run, s)
+    if side is not None:
+        secs.append(side)
     pg_rows = [
         [
             r["geolevel"],
@@ -1159,12 +1223,13 @@ def _sections(acc: Accounting, run: RunInputs, s: dict, pq, pg) -> list[dict]:
         ("fig_query_drop.png", "Variance removed per query."),
     ]
     paras = ["Where the noise reduction lands: per geolevel (the summed noise variance of its queries) and per query."]
-    if run.pairs:
+    heat = _heatmap_rows(run)
+    if heat is not None:
         where_figs.append(
             (
                 "fig_pairs_heatmap.png",
-                f"δ of every pair of spine paths for {run.pairs_of or 'an unnamed allocation'}, at the ε "
-                f"closest to the promise (from {run.pairs_file}).",
+                f"Certified upper bound of δ for every pair of spine paths [M_i, M_j] for {heat[1]}, at the ε "
+                "closest to the promise; the brightest cell is the worst pair, which decides the guarantee.",
             )
         )
     else:
@@ -1174,7 +1239,7 @@ def _sections(acc: Accounting, run: RunInputs, s: dict, pq, pg) -> list[dict]:
     secs.append(
         {
             "id": "where",
-            "title": "4. Where",
+            "title": "5. Where",
             "paras": paras,
             "table": (
                 [
@@ -1199,7 +1264,7 @@ def _sections(acc: Accounting, run: RunInputs, s: dict, pq, pg) -> list[dict]:
     secs.append(
         {
             "id": "provenance",
-            "title": "5. Method & provenance",
+            "title": "6. Method & provenance",
             "paras": [
                 "Exact accounting: certified lattice quadrature of the privacy-loss distribution of the composed "
                 "discrete Gaussians (Su, Su & Wang, arXiv 2606.29835), implemented in the census-plb accountant with "

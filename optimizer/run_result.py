@@ -11,6 +11,11 @@ A run directory holds (:data:`RUN_FILES`):
 * ``curves.csv`` — exact δ(ε) of the proxy pair, baseline and optimized, beside the zCDP claim;
 * ``tradeoff.csv`` — the proxy pair's trade-off curves (long format: ``curve``, ``zeta``,
   ``alpha``, ``beta``, lower ends);
+* ``delta_grid.csv`` — side effects at other δ: the proxy pair's exact δ of the baseline, the
+  uniform rescale and the optimized allocation at each point of the old zCDP curve
+  (:mod:`optimizer.side_effects`);
+* ``confirm_pairs.csv`` — the final all-pairs confirmation's δ of every pair (the report's
+  worst-pair heat map);
 * ``allocation_optimized.toml`` — the optimized allocation, exact fractions.
 
 :meth:`RunResult.write` writes all of them atomically (never through a symbolic link, the
@@ -40,6 +45,8 @@ TABLE_FILES = (
     ("per_geolevel.csv", "per_geolevel"),
     ("curves.csv", "curves"),
     ("tradeoff.csv", "tradeoff"),
+    ("delta_grid.csv", "delta_grid"),
+    ("confirm_pairs.csv", "confirm_pairs"),
 )
 #: every file of a run directory (the summary is written last)
 RUN_FILES = (*(n for n, _ in TABLE_FILES), "allocation_optimized.toml", "optimize.json")
@@ -66,6 +73,11 @@ class RunResult:
         summary: the ``optimize.json`` document (JSON-ready; sealed when written or read).
         per_query, per_geolevel, curves, tradeoff: table rows (numbers when computed, strings
             when read back from disk).
+        delta_grid: :func:`optimizer.side_effects.delta_grid_rows` of the baseline, the uniform
+            rescale and the optimized allocation (the proxy pair's exact δ on the old zCDP curve).
+        confirm_pairs: the final all-pairs confirmation, one row per pair (``pair_i``, ``pair_j``,
+            ``eps``, ``delta_lower``, ``delta_upper``, ``tolerance_met``, ``allocation``); empty
+            when the confirmation was skipped.
         allocation_toml: the optimized allocation as TOML text.
         inputs: :func:`optimizer.provenance.run_inputs` of the run (what it depends on); sealed
             into the summary by :meth:`write`.
@@ -77,6 +89,8 @@ class RunResult:
     per_geolevel: list[dict] = field(default_factory=list)
     curves: list[dict] = field(default_factory=list)
     tradeoff: list[dict] = field(default_factory=list)
+    delta_grid: list[dict] = field(default_factory=list)
+    confirm_pairs: list[dict] = field(default_factory=list)
     allocation_toml: str = ""
     inputs: Mapping[str, Any] | None = None
     directory: Path | None = None

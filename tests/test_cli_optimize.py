@@ -30,8 +30,9 @@ def test_optimize_json_contract_and_resume(tmp_path, capsys):
     assert abs(doc["uniform_variance_drop_percent"] - 11.446126) < 1e-4
     assert doc["optimized_variance_drop_percent"] >= doc["uniform_variance_drop_percent"]
     assert json.loads((out / "optimize.json").read_text()) == doc
-    for name in ("per_query.csv", "per_geolevel.csv", "curves.csv", "tradeoff.csv"):
+    for name in ("per_query.csv", "per_geolevel.csv", "curves.csv", "tradeoff.csv", "delta_grid.csv"):
         assert (out / name).is_file()
+    assert len(list(csv.DictReader((out / "delta_grid.csv").read_text().splitlines()))) == 15
     rows = list(csv.DictReader((out / "per_query.csv").read_text().splitlines()))
     assert len(rows) == 80 and rows[0]["baseline_rho"] == "73/10000"
     assert {"optimized_sigma2", "drop_percent_uniform", "drop_percent_optimized"} <= set(rows[0])
@@ -54,3 +55,8 @@ def test_full_confirmation(tmp_path, capsys):
     doc = json.loads(capsys.readouterr().out)
     assert doc["confirmed"] is True and doc["n_pairs_confirmed"] == 946
     assert float(doc["worst_pair_delta"]) <= 1e-10
+    # the final confirmation is stored pair by pair (the report's heat map); its worst pair is the summary's
+    rows = list(csv.DictReader((out / "confirm_pairs.csv").read_text().splitlines()))
+    assert len(rows) == 946 and all(float(r["delta_upper"]) <= 1e-10 for r in rows)
+    worst = max(rows, key=lambda r: float(r["delta_upper"]))
+    assert [int(worst["pair_i"]), int(worst["pair_j"])] == doc["worst_pair"]

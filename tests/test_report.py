@@ -292,7 +292,7 @@ def test_pairs_file_without_summary_or_for_other_allocation_is_not_shown(toy, tm
 def test_pairs_file_labelled_with_its_allocation(report):
     out, _ = report
     assert (
-        "for the baseline allocation, at the ε closest to the promise (from profile_pairs.csv)"
+        "for the baseline allocation, from profile_pairs.csv, at the ε closest to the promise"
         in (out / "report.md").read_text()
     )
 
@@ -304,3 +304,33 @@ def test_pairs_file_from_other_code_is_not_used(toy, tmp_path):
     (run / "profile.json").write_text(json.dumps(seal(doc, doc["run_inputs"])))
     got = read_run(run)
     assert got.pairs is None and "computed by other code" in got.pairs_ignored[0]
+
+
+def test_heat_map_and_side_effects_from_the_runs_own_tables(toy, tmp_path):
+    """Without a per-pair file the heat map comes from the run's all-pairs confirmation
+    (confirm_pairs.csv); the δ-grid table (delta_grid.csv) becomes section 4 and says plainly
+    where an allocation is weaker than the old zCDP curve."""
+    run = _copy_run(toy, tmp_path)
+    for f in run.glob("profile*"):
+        f.unlink()
+    with open(run / "confirm_pairs.csv", "w", newline="") as fh:
+        w = csv.writer(fh)
+        w.writerow(["pair_i", "pair_j", "eps", "delta_lower", "delta_upper", "tolerance_met", "allocation"])
+        for i in range(1, 4):
+            for j in range(i, 4):
+                w.writerow([i, j, "6.5", f"{i * j}e-12", f"{i * j}e-12", True, "optimized"])
+    with open(run / "delta_grid.csv", "w", newline="") as fh:
+        w = csv.writer(fh)
+        cols = ["delta_promised", "epsilon", "baseline_delta_upper"]
+        cols += [f"uniform_{k}" for k in ("delta_lower", "delta_upper", "ratio", "weaker", "tolerance_met")]
+        w.writerow(cols)
+        w.writerow(["1e-9", "6.0", "1e-11", "5e-10", "5e-10", 0.5, False, True])
+        w.writerow(["1e-11", "7.0", "1e-13", "3e-11", "3e-11", 3.0, True, True])
+    out = tmp_path / "out"
+    build_report(load_scenario(toy / "toy.toml"), run, out)
+    md = (out / "report.md").read_text()
+    assert (out / "fig_pairs_heatmap.png").is_file()
+    assert "for the optimized allocation, from the optimizer's all-pairs confirmation" in md
+    assert "## 4. Side effects at other δ" in md
+    assert "The uniform rescale is weaker than the old zCDP promise at δ = 1e-11:" in md
+    assert "⚠ above" in md and md.count("⚠ above") == 1

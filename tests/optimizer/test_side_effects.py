@@ -1,0 +1,73 @@
+"""optimizer.side_effects: the exact δ of an allocation at the other points of the old zCDP curve."""
+
+from fractions import Fraction as F
+
+import pytest
+
+from optimizer.allocation import load_builtin
+from optimizer.search import proxy_composition, target_from_allocation, uniform_rescale
+from optimizer.side_effects import delta_grid_rows, weaker_points
+
+
+@pytest.fixture(scope="module")
+def dhc():
+    a = load_builtin("dhc-persons")
+    c, uniform, _ = uniform_rescale(a, target_from_allocation(a, "1e-10"))
+    return a, c, uniform, delta_grid_rows(a, {"baseline": a, "uniform": uniform}, "bun-steinke")
+
+
+def test_the_production_allocation_keeps_its_whole_zcdp_curve(dhc):
+    # ρ-zCDP implies (conversion(ρ, δ), δ)-DP for every δ (arXiv 1605.02065): a theorem, not this code
+    _, _, _, rows = dhc
+    assert [r["delta_promised"] for r in rows] == [f"1e-{k}" for k in range(1, 16)]
+    assert weaker_points(rows, "baseline") == []
+    for r in rows:
+        assert F(r["baseline_delta_upper"]) <= F(r["delta_promised"])
+        assert F(r["baseline_delta_lower"]) <= F(r["baseline_delta_upper"])
+
+
+def test_the_uniform_rescale_is_weaker_below_its_calibration_delta(dhc):
+    """Issue 15's finding: calibrated at δ = 1e-10, the uniform rescale's exact δ at
+    ε_BS(1e-15) is ~3e-15, above the old zCDP curve's 1e-15."""
+    _, c, _, rows = dhc
+    assert c > 1
+    by = {r["delta_promised"]: r for r in rows}
+    assert by["1e-10"]["uniform_ratio"] <= 1 and by["1e-10"]["uniform_ratio"] > 0.999  # calibrated there
+    assert 2 < by["1e-15"]["uniform_ratio"] < 5
+    weak = weaker_points(rows, "uniform")
+    assert "1e-15" in weak and "1e-10" not in weak and "1e-1" not in weak
+    for r in rows:  # the flag says exactly what the numbers say
+        assert r["uniform_weaker"] == (F(r["uniform_delta_upper"]) > F(r["delta_promised"]))
+        assert r["uniform_ratio"] == pytest.approx(float(F(r["uniform_delta_upper"]) / F(r["delta_promised"])))
+
+
+def test_rows_are_the_accountants_certified_values(dhc):
+    _, _, uniform, rows = dhc
+    r = rows[4]  # δ = 1e-5
+    d = proxy_composition(uniform).delta(r["epsilon"], tol=1e-35, rtol=1e-12)
+    assert F(r["uniform_delta_lower"]) <= F(str(d.lower)) * (1 + F(1, 10**10))
+    assert F(r["uniform_delta_upper"]) >= F(str(d.upper)) * (1 - F(1, 10**10))
+    assert r["uniform_tolerance_met"] is True
+
+
+def test_weaker_points_reads_csv_strings():
+    rows = [
+        {"delta_promised": "1e-1", "x_weaker": "False"},
+        {"delta_promised": "1e-2", "x_weaker": "True"},
+        {"delta_promised": "1e-3", "x_weaker": True},
+    ]
+    assert weaker_points(rows, "x") == ["1e-2", "1e-3"]
+    assert weaker_points(rows, "y") == []
+
+
+def test_the_pipeline_stores_and_reports_the_table(tmp_path):
+    from optimizer.pipeline import optimize, spec_for
+    from optimizer.run_result import RunResult
+
+    res = optimize(spec_for(scenario="dhc-persons", trials=1), tmp_path / "work", confirm=False)
+    assert len(res.delta_grid) == 15 and res.confirm_pairs == []
+    assert "1e-15" in res.summary["delta_grid_weaker"]["uniform"]
+    res.write(tmp_path / "run")
+    back = RunResult.read(tmp_path / "run")
+    assert back is not None and [r["delta_promised"] for r in back.delta_grid] == [f"1e-{k}" for k in range(1, 16)]
+    assert weaker_points(back.delta_grid, "uniform") == res.summary["delta_grid_weaker"]["uniform"]
