@@ -51,20 +51,24 @@ class GuardedOptimum:
 def calibrated_optimum(
     baseline: Allocation,
     target,
-    coefficients: Mapping[tuple[str, str], Fraction],
+    coefficients: Mapping[tuple[str, str], Fraction] | None,
     start_total: Fraction,
     guard: ParetoGuard | None,
     *,
     on_inaccurate: Callable[[str], None] | None = None,
+    solve: Callable[[Fraction, Mapping[tuple[str, str], Fraction] | None], Allocation] | None = None,
 ) -> GuardedOptimum:
     """Minimise Σ a_q/ρ'_q under ``guard`` at the largest total the exact promise ``target`` allows.
 
     Args:
         baseline: the allocation the guard compares with (and whose geolevels/queries are kept).
         target: the promise (:class:`optimizer.search.Target`).
-        coefficients: a_q (:meth:`optimizer.objectives.Objective.coefficients`).
+        coefficients: a_q (:meth:`optimizer.objectives.Objective.coefficients`); ``None`` with ``solve``.
         start_total: the first total to try (the uniform rescale's total c_u·Σρ).
         guard: the Pareto guard, or ``None`` for no lower bounds.
+        solve: ``solve(total, lower)`` → the convex optimum at that total, used instead of
+            :func:`~optimizer.objectives.convex_optimum` of ``coefficients`` for objectives not of the
+            form Σ a_q/ρ'_q (:meth:`optimizer.objectives.Objective.optimum`).
 
     Raises:
         optimizer.objectives.InfeasibleGuard: the guard needs more budget than the promise allows.
@@ -75,7 +79,12 @@ def calibrated_optimum(
     lower = guard.lower_bounds(baseline) if guard is not None else None
     total = Fraction(start_total)
     for k in range(1, MAX_ROUNDS + 1):
-        shape = convex_optimum(baseline, coefficients, total, lower, on_inaccurate=on_inaccurate)
+        if solve is not None:
+            shape = solve(total, lower)
+        elif coefficients is not None:
+            shape = convex_optimum(baseline, coefficients, total, lower, on_inaccurate=on_inaccurate)
+        else:
+            raise ValueError("calibrated_optimum: give coefficients or solve")
         cal = calibrate_shape(shape, target, hint=1.0)
         if cal.c >= 1:
             if guard is not None and not guard.holds(cal.allocation, baseline):  # c ≥ 1 makes this impossible

@@ -16,6 +16,12 @@ r_q = σ'_q²/σ_q² = ρ_q/ρ'_q (< 1: less noise than today).  The objectives
 ``sum-variance``
     Σ_q w_q σ'_q² — absolute variances; dominated by the smallest budgets (Block, σ² ≈ 909 in
     DHC persons), so its optimum flattens the allocation.  Kept for comparison, labelled as such.
+``published-variance``
+    Σ_q w_q V'_q/V_q / Σ_q w_q, V_q the variance of the *published* count of measurement q after
+    the hierarchy's least-squares post-processing, with the hierarchy's fan-outs
+    (:mod:`optimizer.published_variance`; arXiv 0904.0942) — scale-free like the mean relative
+    variance.  Not of the form Σ a_q/ρ'_q, but convex in ρ' and solved exactly by its own convex
+    program (:meth:`Objective.optimum`).
 
 The **Pareto guard** (on by default for every objective but minimax, whose optimum satisfies
 it): ρ'_q ≥ ρ_q/(1 − f) for every q, i.e. no query noisier than in the baseline and, with a
@@ -23,11 +29,12 @@ floor f = x/100, every query's variance lower by at least x % — the rule the C
 applied to design changes ("change only if no query's expected error grows"; Abowd et al.,
 *Geographic Spines in the 2020 Census DAS TopDown Algorithm*, §2.4).
 
-Every objective but minimax is Σ_q a_q/ρ'_q for coefficients a_q ≥ 0 (:meth:`Objective.coefficients`),
-a convex function of ρ'; :func:`convex_optimum` minimises it exactly in that sense with cvxpy
-(Clarabel) under Σ ρ' ≤ total and the guard's lower bounds, and returns exact fractions that
-satisfy the bounds exactly.  The exact accountant then calibrates the result (the total it may
-spend is the uniform rescale's, to within ~1e-5) and the confirmation checks every pair.
+Every objective but minimax and published-variance is Σ_q a_q/ρ'_q for coefficients a_q ≥ 0
+(:meth:`Objective.coefficients`), a convex function of ρ'; :func:`convex_optimum` minimises it
+exactly in that sense with cvxpy (Clarabel) under Σ ρ' ≤ total and the guard's lower bounds,
+and returns exact fractions that satisfy the bounds exactly.  The exact accountant then
+calibrates the result (the total it may spend is the uniform rescale's, to within ~1e-5) and the
+confirmation checks every pair.
 """
 
 from __future__ import annotations
@@ -37,9 +44,12 @@ import warnings
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .allocation import Allocation, GeolevelBudget
+
+if TYPE_CHECKING:
+    from .published_variance import FanOuts
 
 __all__ = [
     "DEFAULT_OBJECTIVE",
@@ -47,6 +57,7 @@ __all__ = [
     "Objective",
     "ParetoGuard",
     "convex_optimum",
+    "exact_shape",
     "get_objective",
     "max_variance_ratio",
     "mean_relative_variance",
@@ -93,11 +104,20 @@ class Objective:
         name: the scenario's ``objective`` value.
         description: one line a report can print next to the number.
         scale_free: whether a uniform rescale changes it by the same factor for every weighting.
+        fan_outs: published-variance only: the hierarchy's fan-outs (``None``: the shipped 2020
+            ones, :func:`optimizer.published_variance.default_fan_outs`); set with :meth:`with_fan_outs`.
     """
 
     name: str
     description: str
     scale_free: bool
+    fan_outs: FanOuts | None = None
+
+    def with_fan_outs(self, fan_outs: FanOuts | None) -> Objective:
+        """This objective with the scenario's fan-outs (only meaningful for published-variance)."""
+        from dataclasses import replace
+
+        return replace(self, fan_outs=fan_outs)
 
     def coefficients(self, baseline: Allocation, weights: Mapping[Key, Any]) -> dict[Key, Fraction]:
         """a_q of the objective Σ_q a_q/ρ'_q (not defined for minimax-relative)."""
@@ -106,14 +126,40 @@ class Objective:
         if self.name == "mean-relative-variance":
             total = sum((Fraction(weights[(g, q)]) for g, q, _ in baseline.items()), Fraction(0))
             return {(g, q): Fraction(weights[(g, q)]) * r / total for g, q, r in baseline.items()}
-        raise ValueError(f"objective {self.name!r} is not a weighted sum of variances")
+        raise ValueError(f"objective {self.name!r} is not a weighted sum of variances (use Objective.optimum)")
 
     def value(self, new: Allocation, baseline: Allocation, weights: Mapping[Key, Any]) -> Fraction:
         """The objective of ``new`` (exact)."""
         if self.name == "minimax-relative":
             return max_variance_ratio(new, baseline)
+        if self.name == "published-variance":
+            from .published_variance import relative_published_variance
+
+            return relative_published_variance(new, baseline, weights, self.fan_outs)
         a = self.coefficients(baseline, weights)
         return sum((a[(g, q)] / r for g, q, r in new.items()), Fraction(0))
+
+    def optimum(
+        self,
+        baseline: Allocation,
+        weights: Mapping[Key, Any],
+        total: Fraction,
+        lower: Mapping[Key, Fraction] | None = None,
+        *,
+        on_inaccurate: Callable[[str], None] | None = None,
+    ) -> Allocation:
+        """The convex optimum of this objective under Σ ρ' ≤ ``total`` and ρ' ≥ ``lower`` (exact fractions).
+
+        Weighted sums of variances: :func:`convex_optimum` of :meth:`coefficients`; published-variance:
+        :func:`optimizer.published_variance.published_variance_optimum`.  Not defined for minimax-relative
+        (its optimum is the uniform rescale)."""
+        if self.name == "published-variance":
+            from .published_variance import published_variance_optimum
+
+            return published_variance_optimum(
+                baseline, weights, total, lower, fan_outs=self.fan_outs, on_inaccurate=on_inaccurate
+            )
+        return convex_optimum(baseline, self.coefficients(baseline, weights), total, lower, on_inaccurate=on_inaccurate)
 
     def drop_percent(self, new: Allocation, baseline: Allocation, weights: Mapping[Key, Any]) -> float:
         """100·(1 − value(new)/value(baseline)): how much the objective falls, in %."""
@@ -137,6 +183,12 @@ OBJECTIVES: dict[str, Objective] = {
             "sum-variance",
             "the (weighted) sum of absolute noise variances Σ w σ'² (dominated by the smallest budgets, e.g. Block)",
             False,
+        ),
+        Objective(
+            "published-variance",
+            "the (weighted) mean over queries of the relative variance V'/V of the published count after the "
+            "hierarchy's least-squares post-processing (2020 fan-outs; scale-free)",
+            True,
         ),
     )
 }
@@ -237,8 +289,17 @@ def convex_optimum(
     elif prob.status not in (cp.OPTIMAL, cp.OPTIMAL_INACCURATE):
         raise RuntimeError(f"convex_optimum: convex solver (cvxpy/Clarabel) status {prob.status}")
     xs = np.maximum(np.asarray(x.value, dtype=float), eps_lo)
+    return exact_shape(baseline, {k: float(v) * scale for k, v in zip(keys, xs)}, lo, name)
+
+
+def exact_shape(
+    baseline: Allocation, rho: Mapping[Key, float], lower: Mapping[Key, Fraction], name: str | None = None
+) -> Allocation:
+    """A solver's float budgets as exact fractions: rounded down to the grid 1/:data:`SHAPE_DENOMINATOR`,
+    then raised to ``lower`` (and to 1/SHAPE_DENOMINATOR) where below, so every bound holds exactly."""
     D = SHAPE_DENOMINATOR
-    rhos = {k: max(Fraction(math.floor(v * scale * D), D), lo[k], Fraction(1, D)) for k, v in zip(keys, xs)}
-    it = iter(keys)
-    levels = tuple(GeolevelBudget(lv.name, lv.queries, tuple(rhos[next(it)] for _ in lv.rho)) for lv in baseline.levels)
+    rhos = {k: max(Fraction(math.floor(v * D), D), Fraction(lower[k]), Fraction(1, D)) for k, v in rho.items()}
+    levels = tuple(
+        GeolevelBudget(lv.name, lv.queries, tuple(rhos[(lv.name, q)] for q in lv.queries)) for lv in baseline.levels
+    )
     return Allocation(levels, name or baseline.name, baseline.provenance, baseline.run_type)

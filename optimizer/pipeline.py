@@ -264,7 +264,7 @@ def optimize(
             # (no proxy calibration, which would raise it back) and confirm that allocation on all pairs
             total = conf.allocation.total_rho * (1 - GUARD_MARGIN)
             log(f"the all-pairs recalibration broke the Pareto guard: re-solving at total ρ {float(total):.10g}")
-            shape = O.convex_optimum(alloc, obj.coefficients(alloc, weights), total, guard.lower_bounds(alloc))
+            shape = obj.optimum(alloc, weights, total, guard.lower_bounds(alloc))
             conf = confirm_on_all_pairs(shape, "cache", "the optimized allocation (re-solved)")
             search["note"] += f"; re-solved at the all-pairs total {conf.allocation.total_rho}"
         if guard is not None and not guard.holds(conf.allocation, alloc):
@@ -422,7 +422,9 @@ def _reallocate_for(spec, obj, guard, alloc, target, c_u, uniform, d_u, weights,
             "trials_per_minute": None,
             "config_hash": None,
         }
-    start = calibrated_optimum(alloc, target, obj.coefficients(alloc, weights), alloc.total_rho * c_u, guard)
+    start = calibrated_optimum(
+        alloc, target, None, alloc.total_rho * c_u, guard, solve=lambda t, lo: obj.optimum(alloc, weights, t, lo)
+    )
     log(
         f"stage 2 convex optimum of {obj.name}"
         + (f" ({guard.describe()})" if guard else " (no guard)")
