@@ -59,6 +59,8 @@ class RunSpec:
         objective: the objective's name (:data:`optimizer.objectives.OBJECTIVES`).
         pareto: the Pareto guard (no query noisier than in the baseline) on the optimized
             allocation; pareto_floor_percent: every query's variance lower by at least this %.
+        fan_outs: the hierarchy of the published-variance objective
+            (:class:`optimizer.published_variance.FanOuts`; ``None``: the shipped 2020 ones).
         scenario: the scenario's :meth:`~scenarios.loader.Scenario.as_dict` (``None`` for a bare
             built-in allocation).
     """
@@ -74,6 +76,7 @@ class RunSpec:
     objective: str = "mean-relative-variance"
     pareto: bool = True
     pareto_floor_percent: Fraction = Fraction(0)
+    fan_outs: Any = None
 
 
 def spec_for(
@@ -107,12 +110,13 @@ def spec_for(
             )
     from optimizer.objectives import DEFAULT_OBJECTIVE
 
-    objective, pareto, floor = DEFAULT_OBJECTIVE, True, Fraction(0)
+    objective, pareto, floor, fan_outs = DEFAULT_OBJECTIVE, True, Fraction(0), None
     if scen is not None:
         alloc = scen.load_allocation()
         weights = {(g, q): scen.weight(g, q) for g, q, _ in alloc.items()}
         conv, dlt, n_trials, sd, sdict = scen.conversion, scen.target_delta_text, scen.trials, scen.seed, scen.as_dict()
         objective, pareto, floor = scen.objective, scen.pareto, scen.pareto_floor_percent
+        fan_outs = scen.fan_outs
     else:
         if name not in BUILTIN_NAMES:
             raise ValueError(f"unknown allocation {name!r}; built-in: {', '.join(BUILTIN_NAMES)}")
@@ -127,7 +131,9 @@ def spec_for(
     if n_trials < 0:
         raise ValueError(f"--trials must be >= 0, got {n_trials}")
     _check_delta(dlt, where)
-    return RunSpec(name, alloc, conv, str(dlt), int(n_trials), int(sd), weights, sdict, objective, pareto, floor)
+    return RunSpec(
+        name, alloc, conv, str(dlt), int(n_trials), int(sd), weights, sdict, objective, pareto, floor, fan_outs
+    )
 
 
 def _check_delta(delta: str, where: str) -> None:
@@ -210,6 +216,8 @@ def optimize(
         f"{S.variance_drop_percent(zcal.allocation, alloc, weights):.4f}%"
     )
     obj = O.get_objective(spec.objective, where=f"objective of {spec.name}")
+    if spec.fan_outs is not None:
+        obj = obj.with_fan_outs(spec.fan_outs)
     guard = O.ParetoGuard(spec.pareto_floor_percent) if spec.pareto else None
     if guard is not None and guard.max_ratio < 1 / c_u:
         raise ValueError(

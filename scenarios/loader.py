@@ -10,7 +10,8 @@ A scenario is a small TOML file in ``scenarios/`` (numbers that matter are exact
     target_delta = "1e-10"             # exact decimal or fraction string, 0 < δ < 1
     trials = 30                        # optimizer trials (positive int)
     seed = 20201                       # optimizer seed (int >= 0)
-    objective = "mean-relative-variance"  # optional: minimax-relative | mean-relative-variance | sum-variance
+    objective = "mean-relative-variance"  # optional: minimax-relative | mean-relative-variance | sum-variance |
+                                       # published-variance
                                        # (optimizer.objectives; default mean-relative-variance)
     pareto = true                      # optional: no query noisier than in the allocation (default true)
     pareto_floor_percent = "0"         # optional: every query's variance lower by at least this % (exact)
@@ -18,6 +19,12 @@ A scenario is a small TOML file in ``scenarios/`` (numbers that matter are exact
     [weights]                          # optional; exact fraction strings > 0, default weight 1
     geolevel = { Block = "10" }        # geolevel name -> weight
     query = { "hispanic * sex" = "2" } # query name (at every geolevel) -> weight
+
+    [fan_outs]                         # optional: the hierarchy of the published-variance objective
+    source = "where the counts come from"  # required; cited in the report
+    assumptions = "which counts are assumed"  # optional
+    counts = { US = "1", State = "51", County = "3143" }  # units per geolevel, top-down, exact
+                                       # (default: the 2020 tallies, optimizer.published_variance)
 
 Every problem raises :class:`ScenarioError` (a ``ValueError``) naming the file, the line and
 the key.
@@ -38,6 +45,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from fractions import Fraction
 from pathlib import Path
+from typing import Any
 
 __all__ = [
     "CONVERSIONS",
@@ -65,7 +73,9 @@ _TOP_KEYS = (
     "pareto",
     "pareto_floor_percent",
     "weights",
+    "fan_outs",
 )
+_FAN_OUT_KEYS = ("source", "assumptions", "counts")
 _REQUIRED = ("name", "allocation", "conversion", "target_delta", "trials", "seed")
 _WEIGHT_KEYS = ("geolevel", "query")
 #: supported target δ: [TARGET_DELTA_MIN, 1).  The accountant's δ(ε) has full precision far above its
@@ -104,6 +114,8 @@ class Scenario:
         objective, pareto, pareto_floor_percent: what the optimizer minimises and its guard
             (:mod:`optimizer.objectives`).
         geolevel_weights, query_weights: ``((name, weight), …)`` sorted by name.
+        fan_outs: the scenario's :class:`optimizer.published_variance.FanOuts` (``None``: the
+            shipped 2020 ones); checked against the allocation's geolevels on load.
         source: the file it was read from (``"<text>"`` for text).
         sha256: hash of the file's bytes (provenance).
     """
@@ -121,6 +133,7 @@ class Scenario:
     objective: str = "mean-relative-variance"
     pareto: bool = True
     pareto_floor_percent: Fraction = Fraction(0)
+    fan_outs: Any = None
     source: str = field(default="<text>", compare=False)
     sha256: str = field(default="", compare=False)
 
@@ -152,6 +165,13 @@ class Scenario:
                 path = Path(self.source).parent / path
             alloc = Allocation.from_toml(path) if path.suffix == ".toml" else Allocation.from_csv(path)
         self._check_weights(alloc)
+        if self.fan_outs is not None:
+            try:
+                self.fan_outs.restrict(alloc.geolevels)
+            except ValueError as exc:
+                raise ScenarioError(
+                    self.source, None, "fan_outs.counts", f"{exc} (allocation '{self.allocation}')"
+                ) from None
         return alloc
 
     def _check_weights(self, alloc) -> None:
@@ -172,7 +192,7 @@ class Scenario:
 
     def as_dict(self) -> dict:
         """JSON-ready view (exact numbers as strings)."""
-        return {
+        out = {
             "name": self.name,
             "description": self.description,
             "allocation": self.allocation,
@@ -188,6 +208,9 @@ class Scenario:
                 "query": {k: str(v) for k, v in self.query_weights},
             },
         }
+        if self.fan_outs is not None:  # only when given: existing scenarios keep their config hash
+            out["fan_outs"] = self.fan_outs.as_dict()
+        return out
 
 
 def _line_of(lines: list[str], key: str, section: str | None = None) -> int | None:
@@ -356,9 +379,45 @@ def parse_scenario(text: str, source: str = "<text>", *, expect_name: str | None
         objective=objective.strip(),
         pareto=pareto,
         pareto_floor_percent=floor,
+        fan_outs=_parse_fan_outs(doc, lines, source) if "fan_outs" in doc else None,
         source=source,
         sha256=hashlib.sha256(text.encode()).hexdigest(),
     )
+
+
+def _parse_fan_outs(doc: dict, lines: list[str], source: str):
+    """The ``[fan_outs]`` table as :class:`optimizer.published_variance.FanOuts` (one-line errors)."""
+    from optimizer.published_variance import FanOuts
+
+    table = doc["fan_outs"]
+    header = next((i + 1 for i, ln in enumerate(lines) if ln.strip().startswith("[fan_outs]")), None)
+    at = header or _line_of(lines, "fan_outs")
+    if not isinstance(table, dict):
+        raise ScenarioError(source, at, "fan_outs", "must be a table")
+    for k in table:
+        if k not in _FAN_OUT_KEYS:
+            raise ScenarioError(
+                source,
+                _line_of(lines, k, "fan_outs"),
+                f"fan_outs.{k}",
+                f"unknown key; allowed keys are {', '.join(_FAN_OUT_KEYS)}",
+            )
+    for k in ("source", "assumptions"):
+        if k in table and (not isinstance(table[k], str) or not table[k].strip()):
+            raise ScenarioError(source, _line_of(lines, k, "fan_outs"), f"fan_outs.{k}", "must be a non-empty string")
+    if "source" not in table:
+        raise ScenarioError(source, at, "fan_outs.source", "is required: cite where the counts come from")
+    counts = table.get("counts")
+    cline = _line_of(lines, "counts", "fan_outs")
+    if not isinstance(counts, dict) or len(counts) < 2:
+        raise ScenarioError(
+            source, cline, "fan_outs.counts", 'must be a table of at least two geolevel = "count" entries, top-down'
+        )
+    parsed = {g: _fraction(raw, source, cline, f"fan_outs.counts.{g}") for g, raw in counts.items()}
+    try:
+        return FanOuts.from_counts(parsed, table["source"].strip(), table.get("assumptions", "").strip())
+    except ValueError as exc:
+        raise ScenarioError(source, cline, "fan_outs.counts", str(exc)) from None
 
 
 def list_scenarios(directory: str | Path | None = None) -> list[str]:

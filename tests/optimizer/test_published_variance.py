@@ -251,3 +251,57 @@ def test_per_geolevel_table():
     assert rows[-1].mean_today == sum((v[("Block", q)] for q in a.level("Block").queries), F(0)) / 10
     # the published Block variance is below the raw noise variance 1/ρ (GLS borrows from above)
     assert rows[-1].mean_today < 1 / a.rho_of("Block", "detailed")
+
+
+# --------------------------------------------------------------------------- scenario key
+
+SCEN = """name = "s"
+allocation = "pl94-units"
+conversion = "bun-steinke"
+target_delta = "1e-10"
+trials = 1
+seed = 0
+objective = "published-variance"
+"""
+FANS = """[fan_outs]
+source = "a test"
+assumptions = "Tract assumed"
+counts = { US = "1", State = "51", County = "3143", Tract = "80000", Block_Group = "239780", Block = "8132968" }
+"""
+
+
+def test_scenario_fan_outs_key():
+    from scenarios.loader import ScenarioError, parse_scenario
+
+    s = parse_scenario(SCEN + FANS)
+    assert s.objective == "published-variance" and s.fan_outs.fan_outs[2] == F(80000, 3143)
+    assert s.fan_outs.source == "a test" and s.as_dict()["fan_outs"]["assumptions"] == "Tract assumed"
+    s.load_allocation()  # the geolevels match
+    assert parse_scenario(SCEN).fan_outs is None and "fan_outs" not in parse_scenario(SCEN).as_dict()
+    bad = {
+        FANS.replace('source = "a test"\n', ""): r"line 8, key 'fan_outs.source': is required",
+        FANS.replace(
+            'Tract = "80000"', 'Tract = "1000"'
+        ): r"line 11, key 'fan_outs.counts': FanOuts: fan-out County -> Tract must be >= 1",
+        FANS.replace('Tract = "80000"', "Tract = 8.5"): r"key 'fan_outs.counts.Tract': must be an exact fraction",
+        FANS + 'colour = "red"\n': r"key 'fan_outs.colour': unknown key",
+        'fan_outs = "2020"\n': r"key 'fan_outs': must be a table",
+    }
+    for extra, pattern in bad.items():
+        with pytest.raises(ScenarioError, match=pattern):
+            parse_scenario(SCEN + extra)
+    other = parse_scenario(SCEN.replace("pl94-units", "dhc-units") + FANS)
+    with pytest.raises(ScenarioError, match=r"key 'fan_outs.counts': fan-outs: no fan-out for geolevel\(s\) \['Prim'"):
+        other.load_allocation()
+
+
+def test_pipeline_optimizes_published_variance_with_scenario_fan_outs(tmp_path):
+    from optimizer.pipeline import optimize, spec_for
+
+    path = tmp_path / "s.toml"
+    path.write_text(SCEN + FANS)
+    spec = spec_for(scenario=str(path))
+    assert spec.fan_outs is not None and spec.fan_outs.fan_outs[2] == F(80000, 3143)
+    s = optimize(spec, tmp_path / "run", confirm=False).summary
+    assert s["objective"] == "published-variance" and s["pareto_guard_met"] is True and s["n_queries_noisier"] == 0
+    assert s["objective_drop_percent"] >= s["objective_uniform_drop_percent"] - 1e-9
