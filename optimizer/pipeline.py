@@ -297,6 +297,7 @@ def optimize(
     rows, grows = _tables(alloc, uniform, zcal.allocation, optimized)
     crow, trows = _curves(alloc, optimized, target, conv)
     grid = delta_grid_rows(alloc, {"baseline": alloc, "uniform": uniform, "optimized": optimized}, conv)
+    published = _published_variance_summary(spec, alloc, uniform, optimized)
     weaker = {label: weaker_points(grid, label) for label in ("uniform", "optimized")}
     summary = {
         "scenario": spec.name,
@@ -343,6 +344,7 @@ def optimize(
         "new_total_rho": str(optimized.total_rho),
         "target": {"kind": "point", **target.as_dict()},
         "delta_grid_weaker": weaker,
+        "published_variance": published,
         "search_improved": search["search_improved"],
         "search_note": search["note"],
         "sum_variance_objective": OBJECTIVE,
@@ -379,6 +381,33 @@ def optimize(
         optimized.to_toml(),
         inputs=inputs,
     )
+
+
+def _published_variance_summary(spec: RunSpec, alloc, uniform, optimized) -> dict[str, Any] | None:
+    """Per geolevel, the mean variance of the published counts (GLS model of the hierarchy,
+    :mod:`optimizer.published_variance`) today, after the uniform rescale and after the optimized
+    allocation, with the fan-outs used and their stated assumptions; ``None`` when no fan-outs
+    are known for the allocation's geography (a custom one without a scenario ``[fan_outs]``)."""
+    from optimizer import published_variance as PV
+
+    try:
+        fo = spec.fan_outs or PV.default_fan_outs(alloc)
+        uni = {r.geolevel: r for r in PV.published_variance_table(uniform, alloc, fo)}
+        rows = [
+            {
+                "geolevel": r.geolevel,
+                "n_queries": r.n_queries,
+                "today": _dec(r.mean_today, "nearest"),
+                "uniform": _dec(uni[r.geolevel].mean_after, "nearest"),
+                "optimized": _dec(r.mean_after, "nearest"),
+                "uniform_change_percent": float(uni[r.geolevel].change_percent),
+                "optimized_change_percent": float(r.change_percent),
+            }
+            for r in PV.published_variance_table(optimized, alloc, fo)
+        ]
+    except ValueError as exc:
+        return {"available": False, "why": str(exc)}
+    return {"available": True, "fan_outs": fo.as_dict(), "geolevels": rows}
 
 
 def _confirm_rows(conf, target, label: str) -> list[dict[str, Any]]:

@@ -969,6 +969,44 @@ def _pairs_text(acc: Accounting, run: RunInputs) -> str:
     return f"{n} pair" + ("" if n == 1 else "s")
 
 
+def _published_section(run: RunInputs) -> dict | None:
+    """The variance of the published counts per geolevel (GLS model of the hierarchy, run's
+    ``published_variance`` summary), with the fan-outs' source and assumptions."""
+    pv = (run.optimize or {}).get("published_variance")
+    if not pv:
+        return None
+    if not pv.get("available"):
+        return {
+            "id": "published",
+            "title": "5. Published counts",
+            "paras": [f"The variance of the published counts is not shown: {pv.get('why', 'no fan-outs')}."],
+        }
+    fo = pv["fan_outs"]
+    paras = [
+        "The noisy measurements are combined into published counts that add up across the hierarchy. Under the "
+        "standard generalized-least-squares model of a hierarchy with equal fan-outs (Hay et al., arXiv 0904.0942; "
+        "each query its own hierarchy, consistency between queries ignored), the table gives the mean variance of "
+        "a published count at each geolevel today, after the uniform rescale and after the optimized allocation "
+        "(negative change: less error).",
+        f"Fan-outs: {', '.join(fo['fan_outs'])} (top-down, {' → '.join(fo['geolevels'])}); source: {fo['source']}."
+        + (f" Assumed: {fo['assumptions']}." if fo.get("assumptions") else ""),
+    ]
+    body = [
+        [
+            r["geolevel"],
+            str(r["n_queries"]),
+            fmt(r["today"], 6),
+            fmt(r["uniform"], 6),
+            _pct(r["uniform_change_percent"], 2),
+            fmt(r["optimized"], 6),
+            _pct(r["optimized_change_percent"], 2),
+        ]
+        for r in pv["geolevels"]
+    ]
+    header = ["geolevel", "queries", "variance today", "uniform rescale", "change", "optimized", "change"]
+    return {"id": "published", "title": "5. Published counts", "paras": paras, "table": (header, body)}
+
+
 def _side_effects_section(run: RunInputs, s: dict) -> dict | None:
     """Section 4: the exact δ of the new allocations at the other points of the old zCDP curve
     (:mod:`optimizer.side_effects`), stating plainly where the new noise is weaker than it."""
@@ -1236,6 +1274,9 @@ def _sections(acc: Accounting, run: RunInputs, s: dict, pq, pg) -> list[dict]:
         paras.append("No per-pair results were available, so no worst-pair heat map is shown.")
     for why in run.pairs_ignored:
         paras.append(f"A per-pair results file was found but not used: {why}.")
+    published = _published_section(run)
+    if published is not None:
+        secs.append(published)
     secs.append(
         {
             "id": "where",
@@ -1273,6 +1314,12 @@ def _sections(acc: Accounting, run: RunInputs, s: dict, pq, pg) -> list[dict]:
             "table": (["item", "value"], [[k, v] for k, v in provenance(acc, run)]),
         }
     )
+    n = 0
+    for sec in secs:  # number the sections in order (some appear only with an optimizer run)
+        head, sep, rest = sec["title"].partition(". ")
+        if sep and head.isdigit():
+            n += 1
+            sec["title"] = f"{n}. {rest}"
     return secs
 
 

@@ -71,3 +71,24 @@ def test_the_pipeline_stores_and_reports_the_table(tmp_path):
     back = RunResult.read(tmp_path / "run")
     assert back is not None and [r["delta_promised"] for r in back.delta_grid] == [f"1e-{k}" for k in range(1, 16)]
     assert weaker_points(back.delta_grid, "uniform") == res.summary["delta_grid_weaker"]["uniform"]
+
+
+def test_the_report_shows_side_effects_and_published_counts(tmp_path):
+    """A run of the default scenario: the summary's published-variance table (GLS model, 2020
+    fan-outs) never gets worse under the Pareto guard; the report renders both new sections."""
+    from optimizer.pipeline import optimize, spec_for
+    from optimizer.report import build_report
+    from scenarios.loader import load_scenario
+
+    res = optimize(spec_for(scenario="dhc-persons", trials=1), tmp_path / "work", confirm=False)
+    pv = res.summary["published_variance"]
+    assert pv["available"] is True and len(pv["geolevels"]) == 8
+    assert "3,143 counties" in pv["fan_outs"]["source"] and "Prim" in pv["fan_outs"]["assumptions"]
+    for r in pv["geolevels"]:  # no query noisier → no published count noisier
+        assert F(r["optimized"]) <= F(r["today"]) and r["optimized_change_percent"] <= 0
+        assert r["uniform_change_percent"] == pytest.approx(pv["geolevels"][0]["uniform_change_percent"])
+    res.write(tmp_path / "run")
+    build_report(load_scenario("dhc-persons"), tmp_path / "run", tmp_path / "out")
+    md = (tmp_path / "out" / "report.md").read_text()
+    assert "## 4. Side effects at other δ" in md and "## 5. Published counts" in md and "## 7. Method" in md
+    assert "The uniform rescale is weaker than the old zCDP promise at δ = 1e-11, 1e-12" in md
