@@ -1022,7 +1022,8 @@ def _side_effects_section(run: RunInputs, s: dict) -> dict | None:
     ]
     conv = s["conversion_label"]
     paras = [
-        f"The production ρ promises, through the {conv} conversion, a whole curve of (ε, δ), not only the point "
+        f"The ρ of the baseline allocation {s['allocation']} promises, through the {conv} conversion, "
+        "a whole curve of (ε, δ), not only the point "
         f"at δ = {s['target_delta']}. The table gives, on the proxy pair [M13, M13] (the pair the optimizer "
         "calibrates on; the all-pairs confirmation covers the promised point only), the certified exact δ of each "
         "allocation at ε = conversion(ρ, δ) for each δ of the grid; the ratio is that δ over the promised one."
@@ -1032,13 +1033,13 @@ def _side_effects_section(run: RunInputs, s: dict) -> dict | None:
         if weak:
             paras.append(
                 f"The {name} is weaker than the old zCDP promise at δ = {', '.join(weak)}: there its exact δ exceeds "
-                "the δ the production zCDP budget promises, so the release is no longer covered by that zCDP "
+                "the δ the baseline's zCDP budget promises, so the release is no longer covered by that zCDP "
                 "statement at those points (the promised point itself is kept: the allocation was calibrated and "
                 "confirmed there)."
             )
         else:
             paras.append(f"The {name} keeps every point of the old zCDP curve on this grid (on the proxy pair).")
-    header = ["δ promised", "ε (zCDP conversion)", "production exact δ"]
+    header = ["δ promised", "ε (zCDP conversion)", "baseline exact δ"]
     for _, name in labels:
         header += [f"{name} exact δ", f"{name} / promised"]
     body = []
@@ -1228,6 +1229,17 @@ def _sections(acc: Accounting, run: RunInputs, s: dict, pq, pg) -> list[dict]:
             ],
         }
     )
+    weaker = (run.optimize or {}).get("delta_grid_weaker") or {}
+    said = [
+        f"the {name} at δ = {', '.join(weaker[k])}"
+        for k, name in (("uniform", "uniform rescale"), ("optimized", "optimized allocation"))
+        if weaker.get(k)
+    ]
+    if said and secs and secs[0].get("id") == "summary":
+        secs[0]["paras"].append(
+            "Both keep the promised point, but not every point of the baseline ρ's zCDP curve: on the proxy pair "
+            f"the exact δ exceeds that curve for {' and '.join(said)} (section 4)."
+        )
     side = _side_effects_section(run, s)
     if side is not None:
         secs.append(side)
