@@ -27,7 +27,14 @@ from typing import Any
 
 from .allocation import Allocation, GeolevelBudget
 
-__all__ = ["NEIGHBOUR_MODELS", "GeolevelRow", "geolevel_composition", "geolevel_view"]
+__all__ = [
+    "NEIGHBOUR_MODELS",
+    "GeolevelPromise",
+    "GeolevelRow",
+    "geolevel_composition",
+    "geolevel_promises",
+    "geolevel_view",
+]
 
 #: neighbour model → (unit shifts per query, σ² as a function of ρ_q)
 NEIGHBOUR_MODELS: dict[str, tuple[int, Callable[[Fraction], Fraction]]] = {
@@ -139,3 +146,63 @@ def geolevel_view(
             )
         )
     return rows
+
+
+@dataclass(frozen=True)
+class GeolevelPromise:
+    """One geolevel of :func:`geolevel_promises`: does ``new`` keep the baseline's per-geolevel promise?"""
+
+    geolevel: str
+    epsilon_promised: str  # conversion(ρ_ℓ of the baseline, δ), rounded down
+    epsilon_exact_new: str  # certified exact ε of the new allocation's geolevel at δ, rounded up
+    kept: bool  # certified: epsilon_exact_new ≤ epsilon_promised
+    tolerance_met: bool
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "geolevel": self.geolevel,
+            "epsilon_promised": self.epsilon_promised,
+            "epsilon_exact_new": self.epsilon_exact_new,
+            "kept": self.kept,
+            "tolerance_met": self.tolerance_met,
+        }
+
+
+def geolevel_promises(
+    baseline: Allocation,
+    new: Allocation,
+    delta: str = "1e-10",
+    conversion: str = "bun-steinke",
+    model: str = "census",
+    *,
+    eps_rtol: float = EPS_RTOL,
+) -> list[GeolevelPromise]:
+    """Per geolevel ℓ: the baseline's promise ε_ℓ = conversion(ρ_ℓ, δ) and the certified exact ε
+    at δ of ``new``'s geolevel ℓ alone (its queries under ``model``); ``kept`` when the certified
+    upper bound is at most ε_ℓ. A reallocation calibrated on the whole release may move budget
+    between geolevels and so break some geolevel's own promise; this says which."""
+    from accountant.decimals import decimal_string
+
+    from .search import mpf_to_fraction, target_from_allocation
+
+    _model(model)
+    by_name = {lv.name: lv for lv in new.levels}
+    out = []
+    for lv in baseline.levels:
+        if lv.name not in by_name:
+            raise ValueError(f"geolevel_promises: geolevel {lv.name!r} of {baseline.name!r} is not in {new.name!r}")
+        sub = Allocation((lv,), f"{baseline.name}/{lv.name}", "", None)
+        target = target_from_allocation(sub, delta=delta, conversion=conversion)
+        res = geolevel_composition(by_name[lv.name], model).epsilon(target.delta, tol=eps_rtol)
+        e_hi = mpf_to_fraction(res.value)
+        eps_p = Fraction(target.epsilon)
+        out.append(
+            GeolevelPromise(
+                geolevel=lv.name,
+                epsilon_promised=_plain(decimal_string(eps_p, DIGITS, "down")),
+                epsilon_exact_new=_plain(decimal_string(e_hi, DIGITS, "up")),
+                kept=e_hi <= eps_p,
+                tolerance_met=bool(res.tolerance_met),
+            )
+        )
+    return out

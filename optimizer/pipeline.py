@@ -298,6 +298,7 @@ def optimize(
     crow, trows = _curves(alloc, optimized, target, conv)
     grid = delta_grid_rows(alloc, {"baseline": alloc, "uniform": uniform, "optimized": optimized}, conv)
     published = _published_variance_summary(spec, alloc, uniform, optimized)
+    per_geolevel = _geolevel_summary(alloc, uniform, optimized, target.delta, conv)
     weaker = {label: weaker_points(grid, label) for label in ("uniform", "optimized")}
     summary = {
         "scenario": spec.name,
@@ -345,6 +346,7 @@ def optimize(
         "target": {"kind": "point", **target.as_dict()},
         "delta_grid_weaker": weaker,
         "published_variance": published,
+        "geolevels": per_geolevel,
         "search_improved": search["search_improved"],
         "search_note": search["note"],
         "sum_variance_objective": OBJECTIVE,
@@ -381,6 +383,20 @@ def optimize(
         optimized.to_toml(),
         inputs=inputs,
     )
+
+
+def _geolevel_summary(alloc, uniform, optimized, delta: str, conv: str) -> dict[str, Any]:
+    """Each geolevel as its own mechanism (:mod:`optimizer.geolevels`, the Census neighbour model):
+    the baseline's promised and exact ε per geolevel, and whether the uniform rescale and the
+    optimized allocation keep every geolevel's own promise."""
+    from optimizer.geolevels import geolevel_promises, geolevel_view
+
+    out: dict[str, Any] = {"model": "census", "delta": delta, "conversion": conv}
+    out["baseline"] = [r.as_dict() for r in geolevel_view(alloc, delta, conv)]
+    for label, a in (("uniform", uniform), ("optimized", optimized)):
+        out[label] = [r.as_dict() for r in geolevel_promises(alloc, a, delta, conv)]
+        out[f"{label}_broken"] = [r["geolevel"] for r in out[label] if not r["kept"]]
+    return out
 
 
 def _published_variance_summary(spec: RunSpec, alloc, uniform, optimized) -> dict[str, Any] | None:

@@ -89,3 +89,22 @@ def test_geolevels_cli_json():
     keys = {"geolevel", "epsilon_promised", "epsilon_exact", "unused_budget_percent", "variance_drop_percent"}
     assert len(doc["geolevels"]) == 8 and all(keys <= set(g) for g in doc["geolevels"])
     assert all(len(g["epsilon_exact"].replace(".", "").lstrip("0")) >= 16 for g in doc["geolevels"])
+
+
+def test_geolevel_promises_of_the_baseline_itself_and_of_a_shifted_budget():
+    """ρ-zCDP implies conversion(ρ, δ)-DP (arXiv 1605.02065), so the baseline keeps every
+    geolevel's own promise; doubling Block's budget breaks Block's and only Block's."""
+    from fractions import Fraction
+
+    from optimizer.allocation import load_builtin
+    from optimizer.geolevels import geolevel_promises
+
+    base = load_builtin("dhc-persons")
+    same = geolevel_promises(base, base)
+    assert [r.geolevel for r in same] == list(base.geolevels) and all(r.kept for r in same)
+    for r in same:
+        assert Fraction(r.epsilon_exact_new) <= Fraction(r.epsilon_promised)
+    shifted = base.with_rho({(g, q): 2 * r for g, q, r in base.items() if g == "Block"})
+    res = {r.geolevel: r for r in geolevel_promises(base, shifted)}
+    assert not res["Block"].kept and all(r.kept for g, r in res.items() if g != "Block")
+    assert res["US"].epsilon_exact_new == same[0].epsilon_exact_new

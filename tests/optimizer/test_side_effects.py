@@ -90,5 +90,10 @@ def test_the_report_shows_side_effects_and_published_counts(tmp_path):
     res.write(tmp_path / "run")
     build_report(load_scenario("dhc-persons"), tmp_path / "run", tmp_path / "out")
     md = (tmp_path / "out" / "report.md").read_text()
-    assert "## 4. Side effects at other δ" in md and "## 5. Published counts" in md and "## 7. Method" in md
+    gl = res.summary["geolevels"]
+    assert [r["geolevel"] for r in gl["baseline"]][::7] == ["US", "Block"] and len(gl["baseline"]) == 8
+    assert gl["uniform_broken"] == []  # an 11.45 % cut is below every geolevel's own 14.9 %–26.7 %
+    assert gl["optimized_broken"] == [r["geolevel"] for r in gl["optimized"] if not r["kept"]]
+    assert "## 4. Side effects at other δ" in md and "## 5. Published counts" in md
+    assert "## 6. Per geolevel" in md and "## 8. Method" in md
     assert "The uniform rescale is weaker than the old zCDP promise at δ = 1e-11, 1e-12" in md
