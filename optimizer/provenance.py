@@ -49,6 +49,7 @@ _COMPUTE_MODULES = (
     "pairs.py",
     "pipeline.py",
     "profile.py",
+    "published_variance.py",
     "provenance.py",
     "run_result.py",
     "search.py",

@@ -191,3 +191,16 @@ def test_comparison_leaves_out_a_run_for_other_inputs(work, monkeypatch):
     (row,) = compare_scenarios([str(work / "toy.toml")], runs_root=work / "runs", progress=messages.append)
     assert row["confirmed"] == "" and row["optimized_variance_drop_percent"] == ""
     assert any("target.delta: run has 1e-10, now 1e-13" in m for m in messages)
+
+
+def test_every_computing_module_is_in_the_code_version():
+    """A new optimizer module that computes numbers must change the code version (else a run of
+    older code would be served as current); only presentation and plumbing modules are left out."""
+    from pathlib import Path
+
+    import optimizer
+    from optimizer.provenance import _COMPUTE_MODULES
+
+    presentation = {"__init__.py", "atomic.py", "cli.py", "report.py", "runner.py"}
+    here = {p.name for p in Path(optimizer.__file__).parent.glob("*.py")}
+    assert here - presentation == set(_COMPUTE_MODULES)
