@@ -1064,7 +1064,7 @@ def _side_effects_section(run: RunInputs, s: dict) -> dict | None:
         return None
     labels = [
         (k, name)
-        for k, name in (("uniform", "uniform rescale"), ("optimized", "optimized"))
+        for k, name in (("uniform", "uniform rescale"), ("optimized", "optimized allocation"))
         if f"{k}_delta_upper" in rows[0]
     ]
     conv = s["conversion_label"]
