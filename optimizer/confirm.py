@@ -23,12 +23,10 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
-import mpmath
-
 from .allocation import Allocation
 from .search import Target, _composition, mpf_to_fraction
 
-__all__ = ["Confirmation", "confirm", "fresh_pairs", "pair_delta_job", "paths_of"]
+__all__ = ["Confirmation", "confirm", "fresh_pairs", "pair_curve_job", "pair_delta_job", "paths_of"]
 
 #: Certified tolerances of the pair jobs (the worst pairs differ by ~1e-6 relative).
 TOL, RTOL = 1e-35, 1e-20
@@ -57,8 +55,11 @@ class Confirmation:
     rounds: int
     recalibration: Fraction  # product of the recalibration factors (1 = none)
     seconds: float
-    deltas: dict = field(default_factory=dict)
+    deltas: dict = field(default_factory=dict)  # pair -> certified-like bound at worst_point
     verified_pairs: list = field(default_factory=list)  # pairs recomputed from scratch (no cache)
+    worst_point: Any = None  # the Target whose δ is closest to being exceeded (the binding point)
+    point_deltas: dict = field(default_factory=dict)  # pair -> [bound per point of the target]
+    points: tuple = ()  # the target's points (one for a point target), in point_deltas' order
 
 
 def paths_of(alloc: Allocation):
@@ -86,14 +87,43 @@ def pair_delta_job(spec: dict) -> dict:
 pair_delta_job.result_format = 2  # type: ignore[attr-defined]
 
 
-def _pair_specs(alloc: Allocation, target: Target, pair_list) -> list[dict]:
+def pair_curve_job(spec: dict) -> dict:
+    """Runner job: certified δ(ε_k) of [M_i, M_j] at several ε (one engine batch) given the two
+    paths' exact budgets; ``{"points": [{"lower", "upper", "tolerance_met"}, …]}`` in ε order."""
+    rhos = list(spec["rho_i"]) + list(spec["rho_j"])
+    comp = _composition([Fraction(r) for r in rhos], multiplicity=1)
+    ds = comp.delta_curve(spec["eps"], tol=spec["tol"], rtol=spec["rtol"])
+    return {
+        "points": [
+            {
+                "lower": mpf_to_fraction(d.lower),
+                "upper": mpf_to_fraction(d.upper),
+                "tolerance_met": bool(d.tolerance_met),
+            }
+            for d in ds
+        ]
+    }
+
+
+pair_curve_job.result_format = 1  # type: ignore[attr-defined]
+
+
+def _points(target: Target | Sequence[Target]) -> list[Target]:
+    return [target] if isinstance(target, Target) else list(target)
+
+
+def _pair_specs(alloc: Allocation, target: Target | Sequence[Target], pair_list) -> list[dict]:
+    """One job per pair: a :func:`pair_delta_job` for one point (its spec unchanged, so cached
+    results stay valid), a :func:`pair_curve_job` for several."""
+    points = _points(target)
     paths = {p.index: p for p in paths_of(alloc)}
+    eps: Any = points[0].epsilon if len(points) == 1 else [t.epsilon for t in points]
     return [
         {
             "pair": [i, j],
             "rho_i": list(paths[i].rho),
             "rho_j": list(paths[j].rho),
-            "eps": target.epsilon,
+            "eps": eps,
             "tol": TOL,
             "rtol": RTOL,
         }
@@ -105,20 +135,41 @@ def _bound(r: dict) -> _Bound:
     return _Bound(r["lower"], r["upper"], bool(r["tolerance_met"]))
 
 
-def fresh_pairs(alloc: Allocation, target: Target, pair_list) -> dict:
-    """Certified δ(target ε) of the given pairs computed here and now, without any cache."""
-    return {tuple(p): _bound(pair_delta_job(spec)) for p, spec in zip(pair_list, _pair_specs(alloc, target, pair_list))}
+def _bounds(r: dict, n_points: int) -> list[_Bound]:
+    return [_bound(r)] if n_points == 1 else [_bound(x) for x in r["points"]]
+
+
+def _job_for(points: Sequence[Target]) -> Callable[[dict], dict]:
+    return pair_delta_job if len(points) == 1 else pair_curve_job
+
+
+def fresh_pairs(alloc: Allocation, target: Target | Sequence[Target], pair_list) -> dict:
+    """Certified δ(target ε) of the given pairs computed here and now, without any cache:
+    ``{pair: bound}`` for one target, ``{pair: [bound per point]}`` for a sequence of points."""
+    points = _points(target)
+    job = _job_for(points)
+    specs = _pair_specs(alloc, points, pair_list)
+    out = {tuple(p): _bounds(job(spec), len(points)) for p, spec in zip(pair_list, specs)}
+    return {p: v[0] for p, v in out.items()} if isinstance(target, Target) else out
+
+
+def _fresh_points(alloc: Allocation, points: Sequence[Target], pair_list) -> dict:
+    return fresh_pairs(alloc, list(points), pair_list)
+
+
+def _pair_bounds(alloc: Allocation, points: Sequence[Target], pair: tuple[int, int]) -> list[_Bound]:
+    return fresh_pairs(alloc, list(points), [pair])[pair]
 
 
 def _default_runner(cache_dir, workers, progress, label=None, scheduler=None):
-    def run(alloc: Allocation, target: Target, pair_list):
+    def run(alloc: Allocation, points: Sequence[Target], pair_list):
         from .runner import run_jobs
 
-        specs = _pair_specs(alloc, target, pair_list)
+        specs = _pair_specs(alloc, points, pair_list)
         results = run_jobs(
-            pair_delta_job, specs, cache_dir, workers=workers, scheduler=scheduler, progress=progress, label=label
+            _job_for(points), specs, cache_dir, workers=workers, scheduler=scheduler, progress=progress, label=label
         )
-        return {tuple(p): _bound(r) for p, r in zip(pair_list, results)}
+        return {tuple(p): _bounds(r, len(points)) for p, r in zip(pair_list, results)}
 
     return run
 
@@ -133,36 +184,67 @@ def _lower_fraction(v) -> Fraction:
     return u if isinstance(u, Fraction) else mpf_to_fraction(u)
 
 
-def _verify_worst(current, target, pair_list, deltas, verify, verified: set) -> None:
-    """Recompute from scratch (``verify``) every pair that may be the worst — whose upper bound
-    reaches the worst pair's lower bound — until the arg-max pairs are all fresh; fresh values
-    replace the runner's (cached) ones in ``deltas``, with a warning when they disagree."""
+def _ratio_up(b, delta: Fraction) -> Fraction:
+    """How far a pair's certified δ upper bound is from a point's δ (> 1: above the promise)."""
+    return _upper_fraction(b) / delta
+
+
+def _worst(pair_list, deltas, points) -> tuple[tuple[int, int], int]:
+    """The (pair, point index) whose δ upper bound is furthest above (or least below) its point's δ."""
+    dk = [t.delta_fraction for t in points]
+    return max(
+        ((p, k) for p in pair_list for k in range(len(points))),
+        key=lambda pk: (_ratio_up(deltas[pk[0]][pk[1]], dk[pk[1]]), pk[0], -pk[1]),
+    )
+
+
+def _verify_worst(current, points, pair_list, deltas, verify, verified: set) -> None:
+    """Recompute from scratch (``verify``) every pair that may be the worst — whose upper bound,
+    relative to its point's δ, reaches the worst (pair, point)'s lower bound — until the arg-max
+    pairs are all fresh; fresh values replace the runner's (cached) ones in ``deltas``, with a
+    warning when they disagree."""
     import warnings
 
+    dk = [t.delta_fraction for t in points]
     while True:
-        worst = max(pair_list, key=lambda p: (_upper_fraction(deltas[p]), p))
-        floor = min(_lower_fraction(deltas[worst]), _upper_fraction(deltas[worst]))
-        todo = [p for p in pair_list if p not in verified and _upper_fraction(deltas[p]) >= floor]
+        wp, wk = _worst(pair_list, deltas, points)
+        b = deltas[wp][wk]
+        floor = min(_lower_fraction(b), _upper_fraction(b)) / dk[wk]
+        todo = [
+            p
+            for p in pair_list
+            if p not in verified and any(_ratio_up(deltas[p][k], dk[k]) >= floor for k in range(len(points)))
+        ]
         if not todo:
             return
-        fresh = verify(current, target, todo)
+        fresh = verify(current, points, todo)
         for p in todo:
-            old, new = deltas[p], fresh[p]
-            if _upper_fraction(old) < _lower_fraction(new) or _upper_fraction(new) < _lower_fraction(old):
-                warnings.warn(
-                    f"confirm: the stored δ of pair {list(p)} ([{float(_lower_fraction(old)):.6g}, "
-                    f"{float(_upper_fraction(old)):.6g}]) disagrees with a fresh computation "
-                    f"([{float(_lower_fraction(new)):.6g}, {float(_upper_fraction(new)):.6g}]); "
-                    "using the fresh value",
-                    stacklevel=3,
-                )
-            deltas[p] = new
+            for k, (old, new) in enumerate(zip(deltas[p], fresh[p])):
+                if _upper_fraction(old) < _lower_fraction(new) or _upper_fraction(new) < _lower_fraction(old):
+                    warnings.warn(
+                        f"confirm: the stored δ of pair {list(p)} at ε = {points[k].epsilon[:12]} "
+                        f"([{float(_lower_fraction(old)):.6g}, {float(_upper_fraction(old)):.6g}]) disagrees "
+                        f"with a fresh computation ([{float(_lower_fraction(new)):.6g}, "
+                        f"{float(_upper_fraction(new)):.6g}]); using the fresh value",
+                        stacklevel=3,
+                    )
+            deltas[p] = list(fresh[p])
             verified.add(p)
+
+
+def _one_point(runner: Callable) -> Callable:
+    """A single-point runner ``f(alloc, target, pairs) -> {pair: bound}`` as a several-point one."""
+
+    def run(alloc, points, pair_list):
+        (t,) = points
+        return {p: [b] for p, b in runner(alloc, t, pair_list).items()}
+
+    return run
 
 
 def confirm(
     alloc: Allocation,
-    target: Target,
+    target: Target | Sequence[Target],
     pairs_runner: Callable | None = None,
     *,
     pairs: Sequence[tuple[int, int]] | None = None,
@@ -174,13 +256,16 @@ def confirm(
     label: str | None = None,
     scheduler: str | None = None,
 ) -> Confirmation:
-    """Check certified δ(target ε) ≤ target δ on all pairs (or the given subset).
+    """Check certified δ(ε_k) ≤ δ_k on all pairs (or the given subset) for one promise (ε, δ) or
+    for every point (ε_k, δ_k) of a curve (:class:`optimizer.curve_target.CurveTarget` points).
 
     Args:
         alloc: the candidate allocation (already calibrated on the proxy).
-        target: the promise.
-        pairs_runner: ``f(alloc, target, pair_list) -> {(i, j): obj with .lower/.upper}``;
-            default: cached :func:`optimizer.runner.run_jobs` with ``workers`` processes.
+        target: the promise: one :class:`~optimizer.search.Target`, or a sequence of them (every
+            point must hold on every pair; the pair jobs then compute all the points' δ at once).
+        pairs_runner: for one point ``f(alloc, target, pair_list) -> {(i, j): obj with
+            .lower/.upper}``; for several ``f(alloc, points, pair_list) -> {(i, j): [obj per
+            point]}``; default: cached :func:`optimizer.runner.run_jobs` with ``workers`` processes.
         pairs: subset of pairs ``(i, j)`` (default: all i ≤ j).
         max_rounds: confirmation rounds (each recalibration adds one).
         verify_runner: like ``pairs_runner``, used to recompute the worst pair(s) from scratch
@@ -191,62 +276,68 @@ def confirm(
             see :func:`optimizer.runner.check_dask_workers`); default: a local process pool.
 
     Returns:
-        :class:`Confirmation`; ``passed`` is true only if every checked pair is within the
-        target in the final round (``allocation`` is then the allocation that passed).
+        :class:`Confirmation`; ``passed`` is true only if every checked pair is within every
+        point in the final round (``allocation`` is then the allocation that passed).  Its
+        ``deltas`` are the pairs' bounds at the worst point (``worst_point``); ``point_deltas``
+        holds every point's.
     """
     from .pairs import pairs as all_pairs
 
     t0 = time.perf_counter()
-    runner = pairs_runner or _default_runner(
-        cache_dir, workers, progress, f"confirming {label or alloc.name}: pair", scheduler
-    )
+    single = isinstance(target, Target)
+    points = _points(target)
+    if not points:
+        raise ValueError("confirm: no target point given")
+    if pairs_runner is not None:
+        runner = _one_point(pairs_runner) if single else pairs_runner
+    else:
+        runner = _default_runner(cache_dir, workers, progress, f"confirming {label or alloc.name}: pair", scheduler)
+    verify = _fresh_points if verify_runner is None else _one_point(verify_runner) if single else verify_runner
     if pairs is None:
         pair_list = [(a.index, b.index) for a, b in all_pairs(paths_of(alloc))]
     else:
         pair_list = [(min(int(i), int(j)), max(int(i), int(j))) for i, j in pairs]
-    target_delta = target.delta_fraction
+    dk = [t.delta_fraction for t in points]
     factor = Fraction(1)
     current = alloc
     rounds = 0
     while True:
         rounds += 1
-        deltas = dict(runner(current, target, pair_list))
-        worst = max(pair_list, key=lambda p: (_upper_fraction(deltas[p]), p))
-        w_up = _upper_fraction(deltas[worst])
-        if w_up <= target_delta:
-            verified: set = set()
-            _verify_worst(current, target, pair_list, deltas, verify_runner or fresh_pairs, verified)
-            worst = max(pair_list, key=lambda p: (_upper_fraction(deltas[p]), p))
-            w_up = _upper_fraction(deltas[worst])
-        if w_up <= target_delta:
+        deltas = {p: list(v) for p, v in runner(current, points, pair_list).items()}
+        worst, wk = _worst(pair_list, deltas, points)
+        verified: set = set()
+        if _upper_fraction(deltas[worst][wk]) <= dk[wk]:
+            _verify_worst(current, points, pair_list, deltas, verify, verified)
+            worst, wk = _worst(pair_list, deltas, points)
+        w_up = _upper_fraction(deltas[worst][wk])
+        passed = w_up <= dk[wk]
+        if passed or rounds >= max_rounds:
             return Confirmation(
-                True,
+                passed,
                 current,
                 worst,
-                deltas[worst],
+                deltas[worst][wk],
                 len(pair_list),
                 rounds,
                 factor,
                 time.perf_counter() - t0,
+                {p: v[wk] for p, v in deltas.items()},
+                sorted(verified) if passed else [],
+                points[wk],
                 deltas,
-                sorted(verified),
+                tuple(points),
             )
-        if rounds >= max_rounds:
-            return Confirmation(
-                False, current, worst, deltas[worst], len(pair_list), rounds, factor, time.perf_counter() - t0, deltas
-            )
-        # recalibrate the uniform factor on the worst pair: Newton step in log c, check, repeat
-        excess = math.log(w_up / target_delta)
+        # recalibrate the uniform factor on the worst (pair, point): Newton step in log c, check
+        # that pair at every point, repeat
+        excess = math.log(w_up / dk[wk])
         step = Fraction(math.exp(-excess / SLOPE) * (1 - RECAL_MARGIN)).limit_denominator(10**12)
         while True:
             cand = current.scaled(step)
-            cp = {p.index: p for p in paths_of(cand)}
-            d = _composition(list(cp[worst[0]].rho) + list(cp[worst[1]].rho), multiplicity=1).delta(
-                target.epsilon, tol=TOL, rtol=RTOL
-            )
-            if mpf_to_fraction(d.upper) <= target_delta:
+            fresh = _pair_bounds(cand, points, worst)
+            ratios = [_ratio_up(b, d) for b, d in zip(fresh, dk)]
+            if max(ratios) <= 1:
                 break
-            excess = float(mpmath.log(d.upper)) - math.log(target_delta)
+            excess = math.log(max(ratios))
             step = Fraction(float(step) * math.exp(-max(excess, 1e-12) / SLOPE) * (1 - RECAL_MARGIN)).limit_denominator(
                 10**12
             )

@@ -9,8 +9,8 @@ an allocation keeps it when the certified δ(ε_k) ≤ δ_k for every k on every
 
 :func:`uniform_rescale_curve` gives the largest uniform factor c that keeps every point on the
 proxy pair (the minimum over the points of each point's calibrated factor) and the *binding*
-δ; :func:`confirm_curve` checks every point on all pairs, recalibrating downwards where a pair
-exceeds a point, until one full pass over the points needs no recalibration.
+δ; :func:`confirm_curve` checks every point on all pairs (one pair job computes all the points'
+δ), recalibrating downwards where a pair exceeds a point, until a round needs no recalibration.
 """
 
 from __future__ import annotations
@@ -24,9 +24,6 @@ from .allocation import Allocation
 from .search import Target, calibrate_shape, target_from_allocation
 
 __all__ = ["CurveRescale", "CurveTarget", "confirm_curve", "default_curve_deltas", "uniform_rescale_curve"]
-
-#: passes over the points in :func:`confirm_curve` before giving up
-MAX_PASSES = 3
 
 
 def default_curve_deltas() -> tuple[str, ...]:
@@ -90,28 +87,16 @@ def uniform_rescale_curve(alloc: Allocation, curve: CurveTarget) -> CurveRescale
     return CurveRescale(c, binding, per, alloc.scaled(c))
 
 
-def confirm_curve(alloc: Allocation, curve: CurveTarget, **confirm_kw) -> tuple[Allocation, list[Any], bool]:
-    """Confirm ``alloc`` at every point of ``curve`` on all pairs (:func:`optimizer.confirm.confirm`).
+def confirm_curve(alloc: Allocation, curve: CurveTarget, **confirm_kw) -> Any:
+    """Confirm ``alloc`` at every point of ``curve`` on all pairs (:func:`optimizer.confirm.confirm`
+    with the curve's points: each pair job computes every point's δ in one engine batch).
 
-    A point that fails on some pair recalibrates the allocation downwards (all budgets × one
-    factor); the points are then checked again until a pass needs no recalibration.
+    A (pair, point) above its δ recalibrates the allocation downwards (all budgets × one factor)
+    and every point is checked again on every pair.
 
     Returns:
-        ``(final allocation, the last pass's Confirmation per point, passed)``.
+        the :class:`optimizer.confirm.Confirmation`; its ``worst_point`` is the binding point.
     """
     from .confirm import confirm
 
-    current = alloc
-    for _ in range(MAX_PASSES):
-        results = []
-        changed = False
-        for t in curve.points:
-            conf = confirm(current, t, **confirm_kw)
-            results.append(conf)
-            if not conf.passed:
-                return conf.allocation, results, False
-            if conf.recalibration != 1:
-                current, changed = conf.allocation, True
-        if not changed:
-            return current, results, True
-    return current, results, False
+    return confirm(alloc, list(curve.points), **confirm_kw)

@@ -61,6 +61,8 @@ class RunSpec:
             allocation; pareto_floor_percent: every query's variance lower by at least this %.
         fan_outs: the hierarchy of the published-variance objective
             (:class:`optimizer.published_variance.FanOuts`; ``None``: the shipped 2020 ones).
+        target_kind, curve_deltas: ``"point"`` (the promise at ``delta``) or ``"curve"`` (the
+            conversion's ε(δ) at every δ of ``curve_deltas``, :mod:`optimizer.curve_target`).
         scenario: the scenario's :meth:`~scenarios.loader.Scenario.as_dict` (``None`` for a bare
             built-in allocation).
     """
@@ -77,6 +79,8 @@ class RunSpec:
     pareto: bool = True
     pareto_floor_percent: Fraction = Fraction(0)
     fan_outs: Any = None
+    target_kind: str = "point"
+    curve_deltas: tuple[str, ...] = ()
 
 
 def spec_for(
@@ -111,12 +115,14 @@ def spec_for(
     from optimizer.objectives import DEFAULT_OBJECTIVE
 
     objective, pareto, floor, fan_outs = DEFAULT_OBJECTIVE, True, Fraction(0), None
+    kind, curve_deltas = "point", tuple[str, ...]()
     if scen is not None:
         alloc = scen.load_allocation()
         weights = {(g, q): scen.weight(g, q) for g, q, _ in alloc.items()}
         conv, dlt, n_trials, sd, sdict = scen.conversion, scen.target_delta_text, scen.trials, scen.seed, scen.as_dict()
         objective, pareto, floor = scen.objective, scen.pareto, scen.pareto_floor_percent
         fan_outs = scen.fan_outs
+        kind, curve_deltas = scen.target_kind, scen.curve_deltas
     else:
         if name not in BUILTIN_NAMES:
             raise ValueError(f"unknown allocation {name!r}; built-in: {', '.join(BUILTIN_NAMES)}")
@@ -132,7 +138,20 @@ def spec_for(
         raise ValueError(f"--trials must be >= 0, got {n_trials}")
     _check_delta(dlt, where)
     return RunSpec(
-        name, alloc, conv, str(dlt), int(n_trials), int(sd), weights, sdict, objective, pareto, floor, fan_outs
+        name,
+        alloc,
+        conv,
+        str(dlt),
+        int(n_trials),
+        int(sd),
+        weights,
+        sdict,
+        objective,
+        pareto,
+        floor,
+        fan_outs,
+        kind,
+        tuple(curve_deltas),
     )
 
 
@@ -205,9 +224,8 @@ def optimize(
     t_start = time.perf_counter()
     out = Path(workdir)
     alloc, conv, weights = spec.allocation, spec.conversion, spec.weights
-    target = S.target_from_allocation(alloc, delta=spec.delta, conversion=conv)
-    log(f"target: ε = {target.epsilon[:22]}… δ = {target.delta} ({conv})")
-    c_u, uniform, d_u = S.uniform_rescale(alloc, target)
+    point = S.target_from_allocation(alloc, delta=spec.delta, conversion=conv)
+    target, points, c_u, uniform, d_u = _stage1(spec, point, log)
     log(f"stage 1 uniform: c = {float(c_u):.10f}  drop {100 * (1 - 1 / float(c_u)):.4f}%")
     zshape, zinfo = S.zcdp_optimum(alloc, weights, return_info=True)
     zcal = S.calibrate_shape(zshape, target, hint=float(c_u))
@@ -229,6 +247,7 @@ def optimize(
     confirmed, worst_pair, worst_delta, conf_seconds, n_pairs, recal = False, None, None, None, 0, None
     verified: list[list[int]] = []
     confirm_rows: list[dict[str, Any]] = []
+    curve_points: dict[str, list[dict[str, Any]]] = {}
     c_u_proxy = c_u
     uconf: dict[str, Any] = {
         "uniform_confirmed": False,
@@ -243,7 +262,7 @@ def optimize(
             log(f"confirming {label} on all pairs …")
             return confirm_all(
                 allocation,
-                target,
+                points,
                 cache_dir=out / cache,
                 workers=workers,
                 label=label,
@@ -284,7 +303,8 @@ def optimize(
                 f"(x {conf.recalibration}); the confirmed uniform rescale is reported instead"
             )
             conf = conf_u
-        confirm_rows = _confirm_rows(conf, target, "uniform rescale" if conf is conf_u else "optimized")
+        confirm_rows = _confirm_rows(conf, "uniform rescale" if conf is conf_u else "optimized")
+        curve_points = {"uniform": _point_rows(conf_u), "optimized": _point_rows(conf)}
         confirmed, worst_pair, n_pairs = conf.passed, list(conf.worst_pair), conf.n_pairs
         worst_delta = _fmt_upper(conf.worst_delta)
         conf_seconds, recal = conf.seconds, str(conf.recalibration)
@@ -343,7 +363,7 @@ def optimize(
         "uniform_mean_relative_variance": _dec(O.mean_relative_variance(uniform, alloc), "nearest"),
         "n_queries_noisier": sum(1 for v in O.relative_variances(optimized, alloc).values() if v > 1),
         "new_total_rho": str(optimized.total_rho),
-        "target": {"kind": "point", **target.as_dict()},
+        "target": _target_summary(spec, point, target, points, curve_points),
         "delta_grid_weaker": weaker,
         "published_variance": published,
         "geolevels": per_geolevel,
@@ -371,7 +391,7 @@ def optimize(
         "git_commit": _git_commit(),
         "seconds": time.perf_counter() - t_start,
     }
-    inputs = P.run_inputs(scenario=spec.scenario, alloc=alloc, target=target, weights=weights)
+    inputs = P.run_inputs(scenario=spec.scenario, alloc=alloc, target=point, weights=weights)
     return RunResult(
         summary,
         rows,
@@ -383,6 +403,74 @@ def optimize(
         optimized.to_toml(),
         inputs=inputs,
     )
+
+
+def _stage1(spec: RunSpec, point, log):
+    """The promise and stage 1: ``(target, points, c_u, uniform, δ_u)``.
+
+    A point target is its own single point; a curve's points are the conversion's ε(δ_k) on the
+    scenario's δ grid and ``target`` is the *binding* one (where the uniform rescale, calibrated
+    on the proxy pair at every point, is smallest, :func:`optimizer.curve_target.uniform_rescale_curve`);
+    the later stages calibrate on it and the confirmations check every point on every pair."""
+    from optimizer import search as S
+
+    if spec.target_kind == "point":
+        log(f"target: ε = {point.epsilon[:22]}… δ = {point.delta} ({spec.conversion})")
+        c_u, uniform, d_u = S.uniform_rescale(spec.allocation, point)
+        return point, [point], c_u, uniform, d_u
+    from optimizer.curve_target import CurveTarget, uniform_rescale_curve
+
+    curve = CurveTarget.from_allocation(spec.allocation, spec.curve_deltas, spec.conversion)
+    cr = uniform_rescale_curve(spec.allocation, curve)
+    log(
+        f"target: the {spec.conversion} curve at δ = {', '.join(t.delta for t in curve.points)}; "
+        f"binding on the proxy pair: δ = {cr.binding.delta}"
+    )
+    return cr.binding, list(curve.points), cr.c, cr.allocation, S.proxy_delta(cr.allocation, cr.binding)
+
+
+def _target_summary(spec: RunSpec, point, target, points, curve_points) -> dict[str, Any]:
+    """The summary's ``target``: its kind, its δ values, and for a curve the binding point and
+    the per-point worst pairs of the confirmations."""
+    if spec.target_kind == "point":
+        return {"kind": "point", **point.as_dict()}
+    return {
+        "kind": "curve",
+        "conversion": spec.conversion,
+        "deltas": [t.delta for t in points],
+        "points": [t.as_dict() for t in points],
+        "binding_delta_proxy": target.delta,
+        "binding_delta_uniform": _binding(curve_points.get("uniform")),
+        "binding_delta_optimized": _binding(curve_points.get("optimized")),
+        "confirmed_points": curve_points,
+    }
+
+
+def _binding(rows) -> str | None:
+    return None if not rows else next(r["delta"] for r in rows if r["binding"])
+
+
+def _point_rows(conf) -> list[dict[str, Any]]:
+    """Per point of the target: the worst pair of the confirmation's last round and its certified δ."""
+    from accountant.decimals import decimal_string
+    from optimizer.confirm import _upper_fraction
+
+    rows = []
+    for k, t in enumerate(conf.points):
+        worst = max(conf.point_deltas, key=lambda p: (_upper_fraction(conf.point_deltas[p][k]), p))
+        up = _upper_fraction(conf.point_deltas[worst][k])
+        rows.append(
+            {
+                "epsilon": t.epsilon,
+                "delta": t.delta,
+                "worst_pair": list(worst),
+                "worst_delta_upper": decimal_string(up, 12, "up"),
+                "ratio_to_delta": float(up / t.delta_fraction),
+                "kept": up <= t.delta_fraction,
+                "binding": t == conf.worst_point,
+            }
+        )
+    return rows
 
 
 def _geolevel_summary(alloc, uniform, optimized, delta: str, conv: str) -> dict[str, Any]:
@@ -426,8 +514,9 @@ def _published_variance_summary(spec: RunSpec, alloc, uniform, optimized) -> dic
     return {"available": True, "fan_outs": fo.as_dict(), "geolevels": rows}
 
 
-def _confirm_rows(conf, target, label: str) -> list[dict[str, Any]]:
-    """The confirmation's certified δ of every pair at the target ε, as table rows."""
+def _confirm_rows(conf, label: str) -> list[dict[str, Any]]:
+    """The confirmation's certified δ of every pair at its worst point's ε (for a point target,
+    the target ε), as table rows."""
     from accountant.decimals import decimal_string
     from optimizer.confirm import _lower_fraction, _upper_fraction
 
@@ -435,7 +524,7 @@ def _confirm_rows(conf, target, label: str) -> list[dict[str, Any]]:
         {
             "pair_i": i,
             "pair_j": j,
-            "eps": target.epsilon,
+            "eps": conf.worst_point.epsilon,
             "delta_lower": decimal_string(_lower_fraction(b), 12, "down"),
             "delta_upper": decimal_string(_upper_fraction(b), 12, "up"),
             "tolerance_met": bool(getattr(b, "tolerance_met", True)),

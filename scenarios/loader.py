@@ -15,6 +15,10 @@ A scenario is a small TOML file in ``scenarios/`` (numbers that matter are exact
                                        # (optimizer.objectives; default mean-relative-variance)
     pareto = true                      # optional: no query noisier than in the allocation (default true)
     pareto_floor_percent = "0"         # optional: every query's variance lower by at least this % (exact)
+    target = "point"                   # optional: "point" (ε of the conversion at target_delta, the
+                                       # default) or "curve" (that ε(δ) at every δ of curve_deltas)
+    curve_deltas = ["1e-1", "1e-15"]   # optional, with target = "curve": the δ grid (exact strings;
+                                       # default 1e-1, 1e-2, …, 1e-15)
 
     [weights]                          # optional; exact fraction strings > 0, default weight 1
     geolevel = { Block = "10" }        # geolevel name -> weight
@@ -72,6 +76,8 @@ _TOP_KEYS = (
     "objective",
     "pareto",
     "pareto_floor_percent",
+    "target",
+    "curve_deltas",
     "weights",
     "fan_outs",
 )
@@ -116,6 +122,9 @@ class Scenario:
         geolevel_weights, query_weights: ``((name, weight), …)`` sorted by name.
         fan_outs: the scenario's :class:`optimizer.published_variance.FanOuts` (``None``: the
             shipped 2020 ones); checked against the allocation's geolevels on load.
+        target_kind: ``"point"`` (the promise at ``target_delta``) or ``"curve"`` (the promise at
+            every δ of ``curve_deltas``, :mod:`optimizer.curve_target`).
+        curve_deltas: the curve's δ grid as written (empty for a point target).
         source: the file it was read from (``"<text>"`` for text).
         sha256: hash of the file's bytes (provenance).
     """
@@ -134,6 +143,8 @@ class Scenario:
     pareto: bool = True
     pareto_floor_percent: Fraction = Fraction(0)
     fan_outs: Any = None
+    target_kind: str = "point"
+    curve_deltas: tuple[str, ...] = ()
     source: str = field(default="<text>", compare=False)
     sha256: str = field(default="", compare=False)
 
@@ -210,6 +221,9 @@ class Scenario:
         }
         if self.fan_outs is not None:  # only when given: existing scenarios keep their config hash
             out["fan_outs"] = self.fan_outs.as_dict()
+        if self.target_kind != "point":  # likewise
+            out["target"] = self.target_kind
+            out["curve_deltas"] = list(self.curve_deltas)
         return out
 
 
@@ -335,6 +349,7 @@ def parse_scenario(text: str, source: str = "<text>", *, expect_name: str | None
         )
     if "pareto_floor_percent" in doc and not pareto:
         raise ScenarioError(source, fline, "pareto_floor_percent", "is given but pareto = false; set pareto = true")
+    target_kind, curve_deltas = _parse_target(doc, lines, source)
     weights = doc.get("weights", {})
     if not isinstance(weights, dict):
         raise ScenarioError(source, _line_of(lines, "weights"), "weights", "must be a table")
@@ -380,9 +395,52 @@ def parse_scenario(text: str, source: str = "<text>", *, expect_name: str | None
         pareto=pareto,
         pareto_floor_percent=floor,
         fan_outs=_parse_fan_outs(doc, lines, source) if "fan_outs" in doc else None,
+        target_kind=target_kind,
+        curve_deltas=curve_deltas,
         source=source,
         sha256=hashlib.sha256(text.encode()).hexdigest(),
     )
+
+
+#: the kinds of promise a scenario can ask for
+TARGET_KINDS = ("point", "curve")
+
+
+def _parse_target(doc: dict, lines: list[str], source: str) -> tuple[str, tuple[str, ...]]:
+    """``target`` and ``curve_deltas``: the kind of promise and the curve's δ grid (exact strings,
+    each in the supported range, no repeats; default :func:`optimizer.curve_target.default_curve_deltas`)."""
+    from optimizer.curve_target import default_curve_deltas
+
+    kind = doc.get("target", "point")
+    tline = _line_of(lines, "target")
+    if not isinstance(kind, str) or kind.strip() not in TARGET_KINDS:
+        raise ScenarioError(
+            source, tline, "target", f"unknown target {kind!r}; expected one of {', '.join(TARGET_KINDS)}"
+        )
+    kind = kind.strip()
+    cline = _line_of(lines, "curve_deltas")
+    if "curve_deltas" not in doc:
+        return kind, (default_curve_deltas() if kind == "curve" else ())
+    if kind != "curve":
+        raise ScenarioError(source, cline, "curve_deltas", 'is given but target is not "curve"; set target = "curve"')
+    raw = doc["curve_deltas"]
+    if not isinstance(raw, list) or not raw:
+        raise ScenarioError(source, cline, "curve_deltas", f"must be a non-empty list of δ strings, got {raw!r}")
+    seen: set[Fraction] = set()
+    out = []
+    for k, item in enumerate(raw):
+        key = f"curve_deltas[{k}]"
+        if not isinstance(item, str):
+            raise ScenarioError(source, cline, key, f'write δ as an exact string (e.g. "1e-12"), got {item!r}')
+        d = _fraction(item, source, cline, key)
+        if not d < 1:
+            raise ScenarioError(source, cline, key, f"must be in (0, 1), got {item!r}")
+        check_target_delta(d, item, source, cline, key)
+        if d in seen:
+            raise ScenarioError(source, cline, key, f"δ {item!r} is listed twice")
+        seen.add(d)
+        out.append(item.strip())
+    return kind, tuple(sorted(out, key=lambda s: -_fraction(s, source, cline, "curve_deltas")))
 
 
 def _parse_fan_outs(doc: dict, lines: list[str], source: str):

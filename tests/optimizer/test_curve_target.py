@@ -52,10 +52,63 @@ queries = { total = "3/10", "age * sex" = "2/5" }
     r = uniform_rescale_curve(toy, curve)
     seen = []
 
-    def runner(alloc, target, pairs):
-        seen.append(target.delta)
+    def runner(alloc, points, pairs):
+        seen.append(tuple(t.delta for t in points))
         comp = S.proxy_composition(alloc)
-        return {p: comp.delta(target.epsilon) for p in pairs}
+        return {p: [comp.delta(t.epsilon) for t in points] for p in pairs}
 
-    final, confs, ok = confirm_curve(r.allocation, curve, pairs_runner=runner, verify_runner=runner, pairs=[(1, 1)])
-    assert ok and final == r.allocation and len(confs) == 2 and {"1e-3", "1e-8"} <= set(seen)
+    conf = confirm_curve(r.allocation, curve, pairs_runner=runner, verify_runner=runner, pairs=[(1, 1)])
+    assert conf.passed and conf.allocation == r.allocation and seen[0] == ("1e-3", "1e-8")
+    assert conf.worst_point == r.binding and set(conf.point_deltas) == {(1, 1)}
+
+
+def _toy():
+    return Allocation.from_toml(
+        """name = "toy"
+run_type = "custom"
+[[geolevel]]
+name = "US"
+queries = { total = "1/10", "age * sex" = "1/5" }
+[[geolevel]]
+name = "State"
+queries = { total = "1/7", "age * sex" = "1/9" }
+[[geolevel]]
+name = "Block"
+queries = { total = "3/10", "age * sex" = "2/5" }
+"""
+    )
+
+
+def test_curve_confirmation_equals_one_confirmation_per_point(tmp_path):
+    """The several-point pair jobs give, per point, the bounds of the one-point jobs; the worst
+    (pair, point) is the point whose worst pair is furthest above its δ."""
+    from optimizer.confirm import confirm
+
+    toy = _toy()
+    curve = CurveTarget.from_allocation(toy, ["1e-2", "1e-6", "1e-12"])
+    scaled = toy.scaled(F(6, 5))  # 20 % more budget everywhere: some points break
+    multi = confirm(scaled, list(curve.points), cache_dir=tmp_path / "m", workers=1, max_rounds=1, progress=False)
+    singles = [
+        confirm(scaled, t, cache_dir=tmp_path / f"s{k}", workers=1, max_rounds=1, progress=False)
+        for k, t in enumerate(curve.points)
+    ]
+    assert set(multi.point_deltas) == set(singles[0].deltas)
+    for p, bounds in multi.point_deltas.items():
+        for k, s in enumerate(singles):
+            assert S.mpf_to_fraction(bounds[k].upper) == S.mpf_to_fraction(s.deltas[p].upper)
+    ratios = [S.mpf_to_fraction(s.worst_delta.upper) / t.delta_fraction for s, t in zip(singles, curve.points)]
+    assert multi.worst_point == curve.points[ratios.index(max(ratios))]
+    assert multi.passed == all(s.passed for s in singles) is False
+
+
+def test_curve_confirmation_recalibrates_until_every_point_holds(tmp_path):
+    from optimizer.confirm import confirm, fresh_pairs
+
+    toy = _toy()
+    curve = CurveTarget.from_allocation(toy, ["1e-2", "1e-6", "1e-12"])
+    conf = confirm(toy.scaled(F(6, 5)), list(curve.points), cache_dir=tmp_path, workers=1, progress=False)
+    assert conf.passed and conf.recalibration < 1 and conf.rounds >= 2
+    fresh = fresh_pairs(conf.allocation, list(curve.points), sorted(conf.point_deltas))
+    for bounds in fresh.values():  # recomputed without the cache: every point holds on every pair
+        for b, t in zip(bounds, curve.points):
+            assert S.mpf_to_fraction(b.upper) <= t.delta_fraction
