@@ -56,7 +56,9 @@ class Confirmation:
     recalibration: Fraction  # product of the recalibration factors (1 = none)
     seconds: float
     deltas: dict = field(default_factory=dict)  # pair -> certified-like bound at worst_point
-    verified_pairs: list = field(default_factory=list)  # pairs recomputed from scratch (no cache)
+    #: the pairs that may be the worst (upper bound reaching the worst's lower bound), every one
+    #: computed by this run: by the runner without a cache hit, or recomputed from scratch
+    verified_pairs: list = field(default_factory=list)
     worst_point: Any = None  # the Target whose δ is closest to being exceeded (the binding point)
     point_deltas: dict = field(default_factory=dict)  # pair -> [bound per point of the target]
     points: tuple = ()  # the target's points (one for a point target), in point_deltas' order
@@ -161,15 +163,48 @@ def _pair_bounds(alloc: Allocation, points: Sequence[Target], pair: tuple[int, i
     return fresh_pairs(alloc, list(points), [pair])[pair]
 
 
-def _default_runner(cache_dir, workers, progress, label=None, scheduler=None):
+def _default_runner(cache_dir, workers, progress, label=None, scheduler=None, fresh: set | None = None):
+    """The cached pair runner; pairs whose result it computed (not read from the cache) are added
+    to ``fresh``."""
+
     def run(alloc: Allocation, points: Sequence[Target], pair_list):
         from .runner import run_jobs
 
         specs = _pair_specs(alloc, points, pair_list)
+        computed: set[int] = set()
         results = run_jobs(
-            _job_for(points), specs, cache_dir, workers=workers, scheduler=scheduler, progress=progress, label=label
+            _job_for(points),
+            specs,
+            cache_dir,
+            workers=workers,
+            scheduler=scheduler,
+            progress=progress,
+            label=label,
+            computed=computed,
         )
+        if fresh is not None:
+            fresh.update(tuple(pair_list[i]) for i in computed)
         return {tuple(p): _bounds(r, len(points)) for p, r in zip(pair_list, results)}
+
+    return run
+
+
+#: fewer pairs to recompute than this are recomputed in this process (a pool costs a start-up)
+FRESH_POOL_MIN = 4
+
+
+def _fresh_runner(workers, progress, label=None, scheduler=None):
+    """Recompute pairs from scratch: through the pool (or Dask) with an empty, throw-away cache when
+    there are at least :data:`FRESH_POOL_MIN` of them, in this process otherwise. With coarse
+    intervals (a fine lattice) hundreds of pairs can reach the worst one's lower bound."""
+
+    def run(alloc: Allocation, points: Sequence[Target], pair_list):
+        if len(pair_list) < FRESH_POOL_MIN or (workers == 1 and scheduler is None):
+            return _fresh_points(alloc, points, pair_list)
+        import tempfile
+
+        with tempfile.TemporaryDirectory(prefix="census-plb-fresh-") as d:
+            return _default_runner(d, workers, progress, label, scheduler)(alloc, points, pair_list)
 
     return run
 
@@ -198,23 +233,26 @@ def _worst(pair_list, deltas, points) -> tuple[tuple[int, int], int]:
     )
 
 
+def _candidates(pair_list, deltas, points, worst, wk) -> list[tuple[int, int]]:
+    """The pairs that may be the worst: at some point, their upper bound relative to that point's δ
+    reaches the worst (pair, point)'s lower bound (after :func:`_verify_worst`, all computed fresh)."""
+    dk = [t.delta_fraction for t in points]
+    b = deltas[worst][wk]
+    floor = min(_lower_fraction(b), _upper_fraction(b)) / dk[wk]
+    return [p for p in pair_list if any(_ratio_up(deltas[p][k], dk[k]) >= floor for k in range(len(points)))]
+
+
 def _verify_worst(current, points, pair_list, deltas, verify, verified: set) -> None:
     """Recompute from scratch (``verify``) every pair that may be the worst — whose upper bound,
     relative to its point's δ, reaches the worst (pair, point)'s lower bound — until the arg-max
     pairs are all fresh; fresh values replace the runner's (cached) ones in ``deltas``, with a
-    warning when they disagree."""
+    warning when they disagree. ``verified`` starts with the pairs the runner computed itself in
+    this round (no cache hit): their numbers are fresh already."""
     import warnings
 
-    dk = [t.delta_fraction for t in points]
     while True:
         wp, wk = _worst(pair_list, deltas, points)
-        b = deltas[wp][wk]
-        floor = min(_lower_fraction(b), _upper_fraction(b)) / dk[wk]
-        todo = [
-            p
-            for p in pair_list
-            if p not in verified and any(_ratio_up(deltas[p][k], dk[k]) >= floor for k in range(len(points)))
-        ]
+        todo = [p for p in _candidates(pair_list, deltas, points, wp, wk) if p not in verified]
         if not todo:
             return
         fresh = verify(current, points, todo)
@@ -240,6 +278,41 @@ def _one_point(runner: Callable) -> Callable:
         return {p: [b] for p, b in runner(alloc, t, pair_list).items()}
 
     return run
+
+
+#: the recalibration stops refining once the worst pair's largest ratio δ/δ_k is within this of 1
+RECAL_TOL = 1e-7
+#: at most this many refinement steps (one worst-pair computation each)
+RECAL_STEPS = 12
+
+
+def _worst_ratio_at(alloc: Allocation, points: Sequence[Target], pair: tuple[int, int]) -> Fraction:
+    """max over the points of ``pair``'s certified δ upper bound / δ_k, computed here without cache."""
+    return max(_ratio_up(b, t.delta_fraction) for b, t in zip(_pair_bounds(alloc, points, pair), points))
+
+
+def _refine_step(current, points, pair, lo, lo_r, hi, hi_r) -> Fraction:
+    """The largest factor in [lo, hi) that keeps ``pair`` at every point, to :data:`RECAL_TOL`:
+    ``lo`` keeps it (ratio ``lo_r`` ≤ 1), ``hi`` does not (``hi_r`` > 1). Secant steps on
+    (log factor, log ratio), safeguarded by bisection; the result always keeps the pair (it is
+    checked), so a fixed slope guess (:data:`SLOPE`) no longer leaves a few per cent of δ unused."""
+    for _ in range(RECAL_STEPS):
+        if lo_r >= 1 - RECAL_TOL or hi <= lo:
+            break
+        x_lo, x_hi = math.log(lo), math.log(hi)
+        y_lo, y_hi = math.log(max(lo_r, Fraction(1, 10**300))), math.log(hi_r)
+        x = x_lo + (math.log(1 - RECAL_TOL / 2) - y_lo) * (x_hi - x_lo) / (y_hi - y_lo) if y_hi > y_lo else x_lo
+        if not (x_lo < x < x_hi):
+            x = (x_lo + x_hi) / 2
+        cand = Fraction(math.exp(x)).limit_denominator(10**12)
+        if not (lo < cand < hi):
+            break
+        r = _worst_ratio_at(current.scaled(cand), points, pair)
+        if r <= 1:
+            lo, lo_r = cand, r
+        else:
+            hi, hi_r = cand, r
+    return lo
 
 
 def confirm(
@@ -270,7 +343,8 @@ def confirm(
         max_rounds: confirmation rounds (each recalibration adds one).
         verify_runner: like ``pairs_runner``, used to recompute the worst pair(s) from scratch
             before a round passes, so no stored (cached) number alone decides the outcome;
-            default :func:`fresh_pairs` (in this process, no cache).
+            default: the pool (or ``scheduler``) with an empty throw-away cache when the default
+            runner is used (:func:`fresh_pairs` in this process for a few pairs or a custom runner).
         label: what is being confirmed, for the progress lines ("the uniform rescale").
         scheduler: a Dask scheduler address for the pair jobs (workers with one thread each;
             see :func:`optimizer.runner.check_dask_workers`); default: a local process pool.
@@ -288,11 +362,19 @@ def confirm(
     points = _points(target)
     if not points:
         raise ValueError("confirm: no target point given")
+    computed_now: set = set()  # pairs the default runner computed in this round (not from its cache)
     if pairs_runner is not None:
         runner = _one_point(pairs_runner) if single else pairs_runner
     else:
-        runner = _default_runner(cache_dir, workers, progress, f"confirming {label or alloc.name}: pair", scheduler)
-    verify = _fresh_points if verify_runner is None else _one_point(verify_runner) if single else verify_runner
+        runner = _default_runner(
+            cache_dir, workers, progress, f"confirming {label or alloc.name}: pair", scheduler, computed_now
+        )
+    if verify_runner is not None:
+        verify = _one_point(verify_runner) if single else verify_runner
+    elif pairs_runner is None:
+        verify = _fresh_runner(workers, progress, f"re-checking {label or alloc.name} from scratch: pair", scheduler)
+    else:
+        verify = _fresh_points
     if pairs is None:
         pair_list = [(a.index, b.index) for a, b in all_pairs(paths_of(alloc))]
     else:
@@ -303,9 +385,10 @@ def confirm(
     rounds = 0
     while True:
         rounds += 1
+        computed_now.clear()
         deltas = {p: list(v) for p, v in runner(current, points, pair_list).items()}
         worst, wk = _worst(pair_list, deltas, points)
-        verified: set = set()
+        verified: set = set(computed_now)  # computed just now by this code: nothing stored to distrust
         if _upper_fraction(deltas[worst][wk]) <= dk[wk]:
             _verify_worst(current, points, pair_list, deltas, verify, verified)
             worst, wk = _worst(pair_list, deltas, points)
@@ -322,7 +405,7 @@ def confirm(
                 factor,
                 time.perf_counter() - t0,
                 {p: v[wk] for p, v in deltas.items()},
-                sorted(verified) if passed else [],
+                sorted(_candidates(pair_list, deltas, points, worst, wk)) if passed else [],
                 points[wk],
                 deltas,
                 tuple(points),
@@ -331,15 +414,16 @@ def confirm(
         # that pair at every point, repeat
         excess = math.log(w_up / dk[wk])
         step = Fraction(math.exp(-excess / SLOPE) * (1 - RECAL_MARGIN)).limit_denominator(10**12)
+        hi, hi_r = Fraction(1), Fraction(w_up / dk[wk])  # a failing factor and its ratio
         while True:
-            cand = current.scaled(step)
-            fresh = _pair_bounds(cand, points, worst)
-            ratios = [_ratio_up(b, d) for b, d in zip(fresh, dk)]
-            if max(ratios) <= 1:
+            r = _worst_ratio_at(current.scaled(step), points, worst)
+            if r <= 1:
                 break
-            excess = math.log(max(ratios))
+            hi, hi_r = step, r
+            excess = math.log(r)
             step = Fraction(float(step) * math.exp(-max(excess, 1e-12) / SLOPE) * (1 - RECAL_MARGIN)).limit_denominator(
                 10**12
             )
+        step = _refine_step(current, points, worst, step, r, hi, hi_r)
         factor *= step
-        current = cand
+        current = current.scaled(step)

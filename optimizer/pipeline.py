@@ -308,7 +308,7 @@ def optimize(
         confirmed, worst_pair, n_pairs = conf.passed, list(conf.worst_pair), conf.n_pairs
         worst_delta = _fmt_upper(conf.worst_delta)
         conf_seconds, recal = conf.seconds, str(conf.recalibration)
-        verified = [list(p) for p in conf.verified_pairs]  # recomputed without the cache
+        verified = [list(p) for p in conf.verified_pairs]  # the candidates for worst, all computed fresh
         optimized = conf.allocation
 
     def drop(a) -> float:

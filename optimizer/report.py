@@ -881,6 +881,25 @@ def _summary(acc: Accounting, run: RunInputs) -> dict[str, Any]:
         "mode": "optimized" if run.optimize is not None else "accounting-only",
         "tolerance_met": "no" if missed else "yes",
         "tolerance_not_met": "; ".join(missed),
+        **_target_fields(o),
+    }
+
+
+def _target_fields(o: dict) -> dict[str, Any]:
+    """What the run's promise was (``target`` of the run summary): one point, or a curve's δ grid
+    with the point that binds each allocation (:func:`optimizer.pipeline._target_summary`)."""
+    t = o.get("target") or {}
+    if t.get("kind") != "curve":
+        return {"target_kind": "point", "curve_deltas": "", "curve_text": ""}
+    deltas = [str(d) for d in t.get("deltas") or []]
+    return {
+        "target_kind": "curve",
+        "curve_deltas": ", ".join(deltas),
+        "curve_text": f"the {len(deltas)} points δ = {', '.join(deltas)} of the zCDP curve",
+        "binding_delta_proxy": str(t.get("binding_delta_proxy") or ""),
+        "binding_delta_uniform": str(t.get("binding_delta_uniform") or ""),
+        "binding_delta_optimized": str(t.get("binding_delta_optimized") or ""),
+        "confirmed_points": t.get("confirmed_points") or {},
     }
 
 
@@ -1068,11 +1087,12 @@ def _side_effects_section(run: RunInputs, s: dict) -> dict | None:
         if f"{k}_delta_upper" in rows[0]
     ]
     conv = s["conversion_label"]
+    covered = "the target curve" if s["target_kind"] == "curve" else "the promised point"
     paras = [
         f"The ρ of the baseline allocation {s['allocation']} promises, through the {conv} conversion, "
         "a whole curve of (ε, δ), not only the point "
         f"at δ = {s['target_delta']}. The table gives, on the proxy pair [M13, M13] (the pair the optimizer "
-        "calibrates on; the all-pairs confirmation covers the promised point only), the certified exact δ of each "
+        f"calibrates on; the all-pairs confirmation covers {covered} only), the certified exact δ of each "
         "allocation at ε = conversion(ρ, δ) for each δ of the grid; the ratio is that δ over the promised one."
     ]
     for k, name in labels:
@@ -1081,7 +1101,7 @@ def _side_effects_section(run: RunInputs, s: dict) -> dict | None:
             paras.append(
                 f"The {name} is weaker than the old zCDP promise at δ = {', '.join(weak)}: there its exact δ exceeds "
                 "the δ the baseline's zCDP budget promises, so the release is no longer covered by that zCDP "
-                "statement at those points (the promised point itself is kept: the allocation was calibrated and "
+                f"statement at those points ({covered} itself is kept: the allocation was calibrated and "
                 "confirmed there)."
             )
         else:
@@ -1097,6 +1117,48 @@ def _side_effects_section(run: RunInputs, s: dict) -> dict | None:
             line += [str(r[f"{k}_delta_upper"]), fmt(r[f"{k}_ratio"], 4) + (" ⚠ above" if above else "")]
         body.append(line)
     return {"id": "side-effects", "title": "4. Side effects at other δ", "paras": paras, "table": (header, body)}
+
+
+def _curve_target_section(s: dict) -> dict | None:
+    """For a curve target: every point of the curve, its worst pair over all pairs and the certified
+    δ there, for the uniform rescale and the optimized allocation (the confirmations' last round)."""
+    if s.get("target_kind") != "curve":
+        return None
+    rows = s.get("confirmed_points") or {}
+    labels = [
+        (k, name) for k, name in (("uniform", "uniform rescale"), ("optimized", "optimized allocation")) if rows.get(k)
+    ]
+    if not labels:
+        return None
+    paras = [
+        f"The promise kept here is the whole curve: every one of {s['curve_text']} ({s['conversion_label']} "
+        "conversion of the baseline ρ), each checked on every pair of records. A uniform cut or a reallocation is "
+        "only as large as its binding point allows: the point whose worst pair comes closest to its δ. On the proxy "
+        f"pair the binding point is δ = {s.get('binding_delta_proxy') or '—'}."
+    ]
+    for k, name in labels:
+        kept = all(r.get("kept") for r in rows[k])
+        paras.append(
+            f"The {name} "
+            + ("keeps every point on every pair" if kept else "does NOT keep every point")
+            + f"; its binding point is δ = {s.get(f'binding_delta_{k}') or '—'}."
+        )
+    header = ["δ", "ε (zCDP conversion)"]
+    for _, name in labels:
+        header += [f"{name}: worst pair", "certified δ (upper)", "÷ δ"]
+    body = []
+    for i, r0 in enumerate(rows[labels[0][0]]):
+        line = [str(r0["delta"]), fmt(r0["epsilon"], 10)]
+        for k, _ in labels:
+            r = rows[k][i]
+            mark = " (binding)" if r.get("binding") else ""
+            line += [
+                _pair_str(r["worst_pair"]),
+                str(r["worst_delta_upper"]),
+                fmt_bound(r["ratio_to_delta"], 9, "up") + mark + ("" if r.get("kept") else " ⚠ above"),
+            ]
+        body.append(line)
+    return {"id": "curve-target", "title": "4. The whole promised curve", "paras": paras, "table": (header, body)}
 
 
 def _sections(acc: Accounting, run: RunInputs, s: dict, pq, pg) -> list[dict]:
@@ -1122,7 +1184,13 @@ def _sections(acc: Accounting, run: RunInputs, s: dict, pq, pg) -> list[dict]:
                     "Keeping the Bureau's own balance between queries and geolevels and scaling every noise "
                     "variance down by the same factor, "
                     + (
-                        f"{s['uniform_variance_drop_percent']} % of the noise variance can go while the same "
+                        f"{s['uniform_variance_drop_percent']} % of the noise variance can go while every one of "
+                        f"{s['curve_text']} still holds (confirmed on every pair of records; the binding point is "
+                        f"δ = {s['binding_delta_uniform'] or '—'})."
+                        if s["target_kind"] == "curve"
+                        and s.get("uniform_confirmed") == "yes"
+                        and s.get("uniform_variance_drop_percent")
+                        else f"{s['uniform_variance_drop_percent']} % of the noise variance can go while the same "
                         f"promise still holds (confirmed on every pair of records)."
                         if s.get("uniform_confirmed") == "yes" and s.get("uniform_variance_drop_percent")
                         else f"{s['uniform_variance_drop_percent_proxy']} % of the noise variance can go "
@@ -1157,6 +1225,12 @@ def _sections(acc: Accounting, run: RunInputs, s: dict, pq, pg) -> list[dict]:
                     ["conversion used for the promise", s["conversion_label"]],
                     ["promised δ", s["target_delta"]],
                     ["promised ε (zCDP claim)", s["claimed_epsilon"]],
+                    [
+                        "target the optimizer keeps",
+                        f"every one of {s['curve_text']} (section The whole promised curve)"
+                        if s["target_kind"] == "curve"
+                        else "the one point (promised ε, promised δ)",
+                    ],
                 ],
             ),
         }
@@ -1291,9 +1365,17 @@ def _sections(acc: Accounting, run: RunInputs, s: dict, pq, pg) -> list[dict]:
             )
     if said and secs and secs[0].get("id") == "summary":
         secs[0]["paras"].append(
-            "Both keep the promised point, but not every point of the baseline ρ's zCDP curve: on the proxy pair "
-            f"the exact δ exceeds that curve for {' and '.join(said)} (section 4)."
+            (
+                "Both keep every point of the target curve"
+                if s["target_kind"] == "curve"
+                else "Both keep the promised point"
+            )
+            + ", but not every point of the baseline ρ's zCDP curve: on the proxy pair "
+            f"the exact δ exceeds that curve for {' and '.join(said)} (section Side effects at other δ)."
         )
+    curve = _curve_target_section(s)
+    if curve is not None:
+        secs.append(curve)
     side = _side_effects_section(run, s)
     if side is not None:
         secs.append(side)
@@ -1552,7 +1634,8 @@ def build_report(
     atomic_write_text(out / "report.html", render_html(title, secs, figs))
     atomic_write_text(out / "report.md", render_markdown(title, secs, figs))
     written["report.html"], written["report.md"] = out / "report.html", out / "report.md"
-    _write_csv(out / "summary.csv", [{"key": k, "value": str(v)} for k, v in s.items()], ["key", "value"])
+    rows = [{"key": k, "value": str(v)} for k, v in s.items() if not isinstance(v, dict)]  # tables are sections
+    _write_csv(out / "summary.csv", rows, ["key", "value"])
     _write_csv(out / "per_query.csv", pq)
     _write_csv(out / "per_geolevel.csv", pg)
     _write_csv(out / "curves.csv", curves_table(acc, run))

@@ -337,6 +337,7 @@ def run_jobs(
     scheduler: Any = None,
     progress: bool = True,
     label: str | None = None,
+    computed: set[int] | None = None,
 ) -> list[Any]:
     """Run ``fn(spec)`` for every spec, skipping jobs already cached in ``cache_dir``.
 
@@ -352,6 +353,9 @@ def run_jobs(
             counter), plain periodic lines otherwise (logs, CI).
         label: what the jobs are, for people (``"confirming the uniform rescale: pair"``);
             default the job function's name.
+        computed: if given, the positions in ``specs`` whose result was computed by this call
+            (not read from the cache) are added to it; a caller that must not trust stored
+            numbers recomputes only the others.
 
     Returns:
         The results, aligned with ``specs`` (decoded from JSON: tuples become lists,
@@ -435,6 +439,9 @@ def run_jobs(
                 _run_pool(fn, unique, pending, n, finish)
     finally:
         bar.close()
+    if computed is not None:
+        fresh = set(pending)
+        computed.update(i for i, jid in enumerate(ids) if jid in fresh)
     return [results[jid] for jid in ids]
 
 

@@ -10,6 +10,7 @@ from scenarios.loader import Scenario, ScenarioError, list_scenarios, load_scena
 BASE = ["dhc-persons", "dhc-units", "pl94-persons", "pl94-units"]
 VARIATIONS = [
     "dhc-persons-cks",
+    "dhc-persons-curve",
     "dhc-persons-delta-1e-12",
     "dhc-persons-delta-1e-15",
     "dhc-persons-favour-block",
@@ -60,6 +61,8 @@ def test_variations():
     assert load_scenario("dhc-persons-cks").conversion == "cks"
     assert load_scenario("dhc-persons-delta-1e-12").target_delta == Fraction(1, 10**12)
     assert load_scenario("dhc-persons-delta-1e-15").target_delta == Fraction(1, 10**15)
+    curve = load_scenario("dhc-persons-curve")
+    assert curve.target_kind == "curve" and curve.curve_deltas == tuple(f"1e-{k}" for k in range(1, 16))
     assert load_scenario("dhc-persons-favour-block").weight("Block", "detailed") == 10
     assert load_scenario("dhc-persons-favour-county").geolevel_weight("County") == 10
     assert load_scenario("dhc-persons-favour-county").geolevel_weight("Block") == 1
