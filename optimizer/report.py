@@ -42,6 +42,7 @@ from typing import Any
 
 import mpmath
 
+from optimizer.allocation import BUILTIN_NAMES
 from optimizer.atomic import atomic_write_bytes, atomic_write_text, check_writable
 
 __all__ = [
@@ -882,6 +883,8 @@ def _summary(acc: Accounting, run: RunInputs) -> dict[str, Any]:
         "tolerance_met": "no" if missed else "yes",
         "tolerance_not_met": "; ".join(missed),
         **_target_fields(o),
+        # a built-in allocation is the Bureau's production one; anything else is the user's what-if
+        "production": acc.scenario.allocation in BUILTIN_NAMES,
     }
 
 
@@ -1173,16 +1176,22 @@ def _sections(acc: Accounting, run: RunInputs, s: dict, pq, pg) -> list[dict]:
             "id": "summary",
             "title": "In short",
             "paras": [
-                f"The Census Bureau describes the privacy of {sc.allocation} with a single number ρ = {s['total_rho']} "
-                f"(zero-concentrated differential privacy). Turned into the usual (ε, δ) language with the "
+                (
+                    f"The Census Bureau describes the privacy of its 2020 production allocation {sc.allocation} "
+                    f"with a single number ρ = {s['total_rho']} "
+                    if s["production"]
+                    else f"The what-if allocation {sc.allocation} (written for this scenario; not a Census Bureau "
+                    f"production allocation) has a single zCDP budget ρ = {s['total_rho']} "
+                )
+                + "(zero-concentrated differential privacy). Turned into the usual (ε, δ) language with the "
                 f"{s['conversion_label']} formula, this promises "
                 f"ε = {s['claimed_epsilon']} at δ = {s['target_delta']}.",
                 "The exact calculation shows the promise is kept with room to spare: at that ε the real δ is at most "
                 f"{s['exact_delta_upper_at_claimed_epsilon']} (certified), "
                 f"about {fmt(overshoot, 3)} times the promised δ. "
                 + (
-                    "Keeping the Bureau's own balance between queries and geolevels and scaling every noise "
-                    "variance down by the same factor, "
+                    ("Keeping the Bureau's own balance" if s["production"] else "Keeping this allocation's balance")
+                    + " between queries and geolevels and scaling every noise variance down by the same factor, "
                     + (
                         f"{s['uniform_variance_drop_percent']} % of the noise variance can go while every one of "
                         f"{s['curve_text']} still holds (confirmed on every pair of records; the binding point is "

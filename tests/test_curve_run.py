@@ -105,6 +105,9 @@ def test_report_states_the_curve_target_and_its_points(run, tmp_path):
         line = next(x for x in section.splitlines() if x.startswith(f"| {r['delta']} |"))
         assert r["worst_delta_upper"] in line and ("(binding)" in line) == r["binding"]
     assert "the same promise still holds" not in md  # the point wording is not used for a curve
+    # the toy allocation is the user's: named a what-if, never the Bureau's
+    assert "The what-if allocation alloc.toml (written for this scenario; not a Census Bureau" in md
+    assert "Census Bureau describes" not in md and "the Bureau's own balance" not in md
 
 
 @pytest.mark.parametrize(

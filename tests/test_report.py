@@ -334,3 +334,20 @@ def test_heat_map_and_side_effects_from_the_runs_own_tables(toy, tmp_path):
     assert "## 4. Side effects at other δ" in md
     assert "The uniform rescale is weaker than the old zCDP promise at δ = 1e-11:" in md
     assert "⚠ above" in md and md.count("⚠ above") == 1
+
+
+def test_production_and_what_if_allocations_are_named_as_such(toy, tmp_path):
+    """Policy honesty: only a built-in (Census production) allocation is called the Bureau's; a
+    user's file is a what-if."""
+    from optimizer.report import compute_accounting
+
+    text = SCENARIO.replace('allocation = "alloc.toml"', 'allocation = "dhc-persons"')
+    assert 'allocation = "dhc-persons"' in text
+    (tmp_path / "prod.toml").write_text(text)
+    sc = load_scenario(tmp_path / "prod.toml")
+    build_report(sc, tmp_path / "none", tmp_path / "prod", accounting=compute_accounting(sc, curves=False))
+    md = (tmp_path / "prod" / "report.md").read_text("utf-8")
+    assert "The Census Bureau describes the privacy of its 2020 production allocation dhc-persons" in md
+    assert "what-if" not in md
+    toy_md = build_report(load_scenario(toy / "toy.toml"), toy / "none", tmp_path / "toy")["report.md"].read_text()
+    assert "The what-if allocation alloc.toml" in toy_md and "Census Bureau describes" not in toy_md
