@@ -41,7 +41,7 @@ from __future__ import annotations
 
 import math
 import warnings
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any
@@ -272,22 +272,42 @@ def convex_optimum(
         raise InfeasibleGuard(
             f"the guard's lower bounds need total ρ {float(need):.10g} but only {float(total):.10g} can be spent"
         )
-    scale = float(total)
     av = np.array([float(coefficients[k]) for k in keys], dtype=float)
     if not (av >= 0).all() or not av.any():
         raise ValueError("convex_optimum: coefficients must be >= 0 and not all 0")
     av = av / av.max()
+    return solve_shares(baseline, keys, lo, total, lambda x: av @ cp.inv_pos(x), "convex_optimum", name, on_inaccurate)
+
+
+def solve_shares(
+    baseline: Allocation,
+    keys: Sequence[Key],
+    lo: Mapping[Key, Fraction],
+    total: Fraction,
+    objective: Callable[[Any], Any],
+    who: str,
+    name: str | None = None,
+    on_inaccurate: Callable[[str], None] | None = None,
+) -> Allocation:
+    """argmin ``objective(x)`` over shares x = ρ'/total (cvxpy/Clarabel, tolerances 1e-12) subject to
+    Σ x ≤ 1 and x ≥ ℓ/total (and > 0), as exact fractions (:func:`exact_shape`). ``who`` names
+    the caller in the error raised when the solver does not reach OPTIMAL; OPTIMAL_INACCURATE
+    calls ``on_inaccurate`` instead."""
+    import cvxpy as cp
+    import numpy as np
+
+    scale = float(total)
     lov = np.array([float(lo[k]) / scale for k in keys], dtype=float)
     eps_lo = np.maximum(lov, 1e-9 / len(keys))
     x = cp.Variable(len(keys))
-    prob = cp.Problem(cp.Minimize(av @ cp.inv_pos(x)), [cp.sum(x) <= 1, x >= eps_lo])
+    prob = cp.Problem(cp.Minimize(objective(x)), [cp.sum(x) <= 1, x >= eps_lo])
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
         prob.solve(solver=cp.CLARABEL, tol_gap_abs=1e-12, tol_gap_rel=1e-12, tol_feas=1e-12)
     if prob.status == cp.OPTIMAL_INACCURATE and on_inaccurate is not None:
         on_inaccurate(str(prob.status))
     elif prob.status not in (cp.OPTIMAL, cp.OPTIMAL_INACCURATE):
-        raise RuntimeError(f"convex_optimum: convex solver (cvxpy/Clarabel) status {prob.status}")
+        raise RuntimeError(f"{who}: convex solver (cvxpy/Clarabel) status {prob.status}")
     xs = np.maximum(np.asarray(x.value, dtype=float), eps_lo)
     return exact_shape(baseline, {k: float(v) * scale for k, v in zip(keys, xs)}, lo, name)
 

@@ -46,7 +46,6 @@ minimises the scale-free objective Σ w V'_ℓ / V_ℓ under Σ ρ' ≤ total an
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
@@ -383,7 +382,7 @@ def published_variance_optimum(
     import cvxpy as cp
     import numpy as np
 
-    from .objectives import InfeasibleGuard, exact_shape
+    from .objectives import InfeasibleGuard, solve_shares
 
     keys = [(g, q) for g, q, _ in baseline.items()]
     lo = {k: Fraction(0) for k in keys} if lower is None else {k: Fraction(lower[k]) for k in keys}
@@ -420,20 +419,9 @@ def published_variance_optimum(
     gv = np.array(gamma)
     gv = gv / gv.max()
     pm = np.array(p_rows)
-    scale = float(total)
-    lov = np.array([float(lo[k]) / scale for k in keys], dtype=float)
-    eps_lo = np.maximum(lov, 1e-9 / len(keys))
-    x = cp.Variable(len(keys))
-    prob = cp.Problem(cp.Minimize(gv @ cp.inv_pos(pm @ x)), [cp.sum(x) <= 1, x >= eps_lo])
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", UserWarning)
-        prob.solve(solver=cp.CLARABEL, tol_gap_abs=1e-12, tol_gap_rel=1e-12, tol_feas=1e-12)
-    if prob.status == cp.OPTIMAL_INACCURATE and on_inaccurate is not None:
-        on_inaccurate(str(prob.status))
-    elif prob.status not in (cp.OPTIMAL, cp.OPTIMAL_INACCURATE):
-        raise RuntimeError(f"published_variance_optimum: convex solver (cvxpy/Clarabel) status {prob.status}")
-    xs = np.maximum(np.asarray(x.value, dtype=float), eps_lo)
-    return exact_shape(baseline, {k: float(v) * scale for k, v in zip(keys, xs)}, lo, name)
+    return solve_shares(
+        baseline, keys, lo, total, lambda x: gv @ cp.inv_pos(pm @ x), "published_variance_optimum", name, on_inaccurate
+    )
 
 
 # --------------------------------------------------------------------------- report table
