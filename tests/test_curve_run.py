@@ -76,7 +76,8 @@ def test_uniform_cut_is_the_largest_keeping_every_point_on_every_pair(run):
     c = F(s["uniform_c"])
     assert c > 1
     assert _worst_ratio(base.scaled(c), points) <= 1
-    assert _worst_ratio(base.scaled(c * (1 + F(1, 10**6))), points) > 1  # a little more breaks a point
+    # a little more breaks a point (the recalibration stops within RECAL_TOL = 1e-4 of δ; slope ≈ 20-30)
+    assert _worst_ratio(base.scaled(c * (1 + F(1, 10**4))), points) > 1
 
 
 def test_optimized_allocation_keeps_every_point_and_the_guard(run):
