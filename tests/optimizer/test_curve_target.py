@@ -7,6 +7,7 @@ import pytest
 from optimizer import search as S
 from optimizer.allocation import Allocation, load_builtin
 from optimizer.curve_target import CurveTarget, confirm_curve, uniform_rescale_curve
+from tests.toy_scenario import TOY_ALLOC
 
 
 @pytest.fixture(scope="module")
@@ -37,17 +38,7 @@ def test_curve_rescale_keeps_every_point(dhc):
 
 
 def test_confirm_curve_on_all_pairs_of_a_toy():
-    toy = Allocation.from_toml(
-        """name = "toy"
-run_type = "custom"
-[[geolevel]]
-name = "US"
-queries = { total = "1/10", "age * sex" = "1/5" }
-[[geolevel]]
-name = "Block"
-queries = { total = "3/10", "age * sex" = "2/5" }
-"""
-    )
+    toy = Allocation.from_toml(TOY_ALLOC)
     curve = CurveTarget.from_allocation(toy, ["1e-3", "1e-8"])
     r = uniform_rescale_curve(toy, curve)
     seen = []
