@@ -196,3 +196,23 @@ def test_pairs_computed_in_this_round_are_not_recomputed(dhc, tmp_path, monkeypa
     again = confirm(alloc, target, pairs=PAIRS, cache_dir=tmp_path, workers=1, progress=False)
     assert again.passed and asked and again.worst_pair in asked[0]  # served from the cache: recomputed
     assert again.worst_delta.upper == first.worst_delta.upper
+
+
+def test_cached_candidates_are_recomputed_on_the_pool(dhc, tmp_path, monkeypatch):
+    """The recomputation of cached candidates runs through the pool with an empty, throw-away
+    cache (FRESH_POOL_MIN lowered so that the three pairs take that path) and agrees with the
+    first, freshly computed confirmation."""
+    import optimizer.confirm as C
+
+    alloc, target = dhc
+    first = confirm(alloc, target, pairs=PAIRS, cache_dir=tmp_path, workers=2, progress=False)
+    monkeypatch.setattr(C, "FRESH_POOL_MIN", 1)
+    monkeypatch.setattr(C, "_fresh_points", lambda *a: pytest.fail("recomputed in-process, not on the pool"))
+    real, dirs = C._default_runner, []
+    monkeypatch.setattr(C, "_default_runner", lambda d, *a, **k: dirs.append(str(d)) or real(d, *a, **k))
+    before = sorted(p.name for p in tmp_path.iterdir())
+    again = confirm(alloc, target, pairs=PAIRS, cache_dir=tmp_path, workers=2, progress=False)
+    assert len(dirs) == 2 and dirs[0] == str(tmp_path) and dirs[1] != str(tmp_path)  # a pool run, other cache
+    assert again.passed and again.worst_pair == first.worst_pair and again.worst_pair in again.verified_pairs
+    assert again.worst_delta.upper == first.worst_delta.upper
+    assert sorted(p.name for p in tmp_path.iterdir()) == before  # the recomputation wrote no cache here
