@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import ClassVar
 
@@ -103,6 +103,7 @@ class CoarseEngine:
     var: float
     v_sg: Fraction
     improvable: bool = False  # the enclosure width does not shrink with tighter targets
+    config: EngineConfig = field(default=DEFAULT_CONFIG, repr=False)
 
     def __post_init__(self):
         self._batch = None  # (results, targets) of the last tails() call, for diagnostics()
@@ -124,7 +125,7 @@ class CoarseEngine:
         inner = make_engine(inner_groups)
         var = sum(grp.mult * grp.b * grp.b * float(grp.sigma2) for grp in groups)
         v_sg = sum((Fraction(grp.mult * grp.b * grp.b) * grp.sigma2 for grp in groups), Fraction(0))
-        return cls(inner, g, d, v_e, var, v_sg)
+        return cls(inner, g, d, v_e, var, v_sg, config=config)
 
     @property
     def stats(self) -> TailStats:
@@ -140,6 +141,30 @@ class CoarseEngine:
         """:meth:`tails` as Arb balls at the current working precision."""
         return [ball(mpf_to_arb(c.lower), mpf_to_arb(c.upper)) for c in self.tails(ks, abs_targets)]
 
+    def _inner_targets(self, ts: Sequence[int], floor, a: int, scale: int) -> list:
+        """Absolute targets of the inner tails P[Ŷ' ≥ t]: ``floor`` (the caller's target / 8), or
+        when larger, ``config.coarse_inner_fraction`` of the sandwich width expected there (at
+        most ``config.coarse_inner_target_max``; a fraction of 0 always asks for ``floor``).
+
+        The width is the mass of Y in a window of 2(a + g·d) around t·g·d, estimated with a normal
+        density of Y's variance (planning only: a wrong estimate changes how much of the
+        enclosure is inner error, never its validity).  A sandwich is never driven below its
+        width, so inner precision beyond it is wasted work (measured: a three-component
+        composition's coarse tail at 1e-41 costs 0.24 s, at 1e-20 0.03 s)."""
+        sd = math.sqrt(self.var) if self.var > 0 else 0.0
+        frac = self.config.coarse_inner_fraction
+        if not sd or a == 0 or frac <= 0:
+            return [floor] * len(ts)
+        log_floor = float(mpmath.log(floor))
+        log_win = math.log(2 * (a + scale)) - math.log(sd) - 0.5 * math.log(2 * math.pi)
+        log_cap = math.log(self.config.coarse_inner_target_max)
+        out = []
+        for t in ts:
+            z = t * scale / sd
+            lt = min(log_cap, log_win - 0.5 * z * z + math.log(frac))
+            out.append(floor if lt <= log_floor else _mpf(math.exp(lt)))
+        return out
+
     def tails(self, ks: Sequence[int], abs_targets: Sequence) -> list[Certified]:
         ks = [int(k) for k in ks]
         tmin = min(_mpf(t) for t in abs_targets)
@@ -153,7 +178,7 @@ class CoarseEngine:
             return -((-x) // y)
 
         ts = sorted({ceil_div(k - a, scale) for k in ks} | {ceil_div(k + a, scale) for k in ks})
-        inner = dict(zip(ts, self.inner.tails(ts, [tmin / 8] * len(ts))))
+        inner = dict(zip(ts, self.inner.tails(ts, self._inner_targets(ts, tmin / 8, a, scale))))
         if ve > 0:
             vv = _mpf(self.v_e.numerator) / self.v_e.denominator
             e_tail = up(_CTX.exp(-(_mpf(a) ** 2) / (2 * vv)))

@@ -238,6 +238,14 @@ class EngineConfig:
     #: node count aimed at by :meth:`accountant.coarse.CoarseEngine.build` when it is given no
     #: divisor (planned-count sizing; the chooser sizes by ``coarse_kept`` instead).
     coarse_nodes: float = 5e8
+    #: the sandwich asks its inner engine for this fraction of the enclosure width expected at
+    #: each inner threshold (a normal-density estimate), not for the caller's whole target: a
+    #: sandwich is never narrower than its width, so more inner precision is wasted work
+    #: (measured: fuzz-domain β calls on the sandwich 4.2–6.9 s → 1.4–2.5 s, same widths).
+    #: 0 = always the caller's target / 8.
+    coarse_inner_fraction: float = 1e-4
+    #: ... but never a looser absolute target than this.
+    coarse_inner_target_max: float = 1e-8
 
     # ---------------------------------------------------------------- trade-off engines
     #: in :meth:`accountant.composition.Composition.delta_and_tradeoff` (the only call that
@@ -295,6 +303,10 @@ class EngineConfig:
     #: product of fixed-point values with a float error bound, instead of Arb ball products
     #: term by term (2–3× fewer Python-level operations; the split pairs' trade-off curves).
     split_fixed_point: bool = True
+    #: a split drops the window terms whose bound φ̄_u·exp(−t₊²/(2 v_V)) (docs/method.md §4.3)
+    #: is below τ_k/(8 n_k) and charges each that much in the threshold's radius (saddle-point
+    #: pruning: deep tails need only the terms near the saddle of u ↦ P[U = u]·P[V ≥ t(k, u)]).
+    split_prune_terms: bool = True
 
 
 #: the defaults (what a :class:`~accountant.composition.Composition` uses unless told otherwise).

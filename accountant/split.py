@@ -133,6 +133,7 @@ class SplitEngine:
 
     def __post_init__(self):
         self._batch = None  # (results, targets) of the last batch, for diagnostics()
+        self.summed_terms = 0  # window terms P[U = u]·P[V ≥ t] summed in the last batch (after pruning)
 
     @property
     def improvable(self) -> bool:
@@ -234,6 +235,24 @@ class SplitEngine:
             ltau_rep = np.repeat(ltau_np, lengths)
             log_8n = np.log(8 * n_rep)
             tgt_all = np.maximum(np.minimum(log_cap, ltau_rep - log_8n - log_phi_np[u_idx]), log_tmin - log_8n)
+            pruned_count = np.zeros(len(plan), dtype=np.int64)
+            log_thr = ltau_np - np.log(8 * np.array(nt_list, dtype=float))  # log(τ_k/(8 n_k))
+            if total and self.config.split_prune_terms:
+                # saddle-point pruning: a term P[U = u]·P[V ≥ t] is at most φ̄_u·exp(−t₊²/(2 v_V))
+                # (sub-Gaussian V); terms whose bound is below τ_k/(8 n_k) are dropped and each
+                # is charged τ_k/(8 n_k) in the threshold's radius (below, in ball arithmetic)
+                win = np.repeat(np.arange(len(plan), dtype=np.int64), lengths)
+                t_pos = np.maximum(t_all.astype(float), 0.0)
+                log_b = log_phi_np[u_idx] - t_pos * t_pos / (2 * v_vf * (1 + 1e-12))
+                thr = log_thr[win]
+                keep = log_b > thr - 1e-9 * (1 + np.abs(thr))  # the margin covers float rounding
+                if not keep.all():
+                    pruned_count = np.bincount(win[~keep], minlength=len(plan)).astype(np.int64)
+                    lengths = lengths - pruned_count
+                    starts = np.concatenate([[0], np.cumsum(lengths)[:-1]]).astype(np.int64)
+                    total = int(lengths.sum())
+                    u_all, t_all, u_idx, tgt_all = u_all[keep], t_all[keep], u_idx[keep], tgt_all[keep]
+            self.summed_terms = total
             if total:
                 order = np.lexsort((tgt_all, t_all))  # by t, then target: first of a run is its min
                 t_sorted, g_sorted = t_all[order], tgt_all[order]
@@ -301,6 +320,8 @@ class SplitEngine:
                     acc += (prefix[Rk + 1 + R] - prefix[hi_start + R]) * below
                 if n in window_sum:
                     acc += window_sum[n]
+                if pruned_count[n]:
+                    acc += ball(zero, int(pruned_count[n]) * arb(float(log_thr[n])).exp())
                 out.append(acc)
             self._batch = (out, abs_targets)
             return out

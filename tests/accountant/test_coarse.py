@@ -30,3 +30,21 @@ def test_redistricting_persons_proxy_uses_sandwich():
     d = comp.delta("17.9")
     assert 0 < d.lower <= d.upper < 1e-10
     assert d.relative_error < 0.02  # certified, but coarser than the exact engines
+
+
+def test_inner_targets_follow_the_sandwich_width():
+    """The sandwich asks its inner engine only for a fraction of its own expected width
+    (EngineConfig.coarse_inner_fraction): the enclosures are as narrow as with the caller's
+    whole target, still contain the exact tails, and the inner engine keeps fewer nodes."""
+    from accountant.engine import EngineConfig
+
+    groups = (LatticeGroup(F(7, 3), 4097, 2), LatticeGroup(F(11, 2), 2051, 3), LatticeGroup(F(40), 241, 4))
+    exact = TailEngine(groups)
+    ks = [1, 3000, 20000, 45000, 70000]
+    loose = CoarseEngine.build(groups, make_engine, divisor=37)
+    strict = CoarseEngine.build(groups, make_engine, divisor=37, config=EngineConfig(coarse_inner_fraction=0))
+    a_res, b_res = loose.tails(ks, [1e-30] * 5), strict.tails(ks, [1e-30] * 5)
+    assert loose.stats.kept_nodes < strict.stats.kept_nodes
+    for k, a, b, e in zip(ks, a_res, b_res, exact.tails(ks, [1e-30] * 5)):
+        assert a.lower - e.error <= e.value <= a.upper + e.error, (k, a, e)
+        assert a.error <= b.error * (1 + 1e-3) + 1e-30, (k, a, b)

@@ -142,3 +142,33 @@ def test_fixed_point_window_sums_match_ball_products():
         assert a.error <= 1e-30 and b.error <= 1e-30
         assert abs(a.value - b.value) <= a.error + b.error
         assert a.lower - mpmath.mpf("1e-45") <= ref <= a.upper + mpmath.mpf("1e-45")
+
+
+def test_saddle_point_pruning_keeps_deep_tails_certified_with_fewer_terms():
+    """EngineConfig.split_prune_terms drops window terms whose sub-Gaussian bound is below
+    τ_k/(8 n_k) and charges them in the radius: deep tails (down to 1e-45, targets 1e-60) still
+    bracket the explicit convolution and meet their targets, from fewer summed terms."""
+    from accountant.pmf import PmfEngine
+
+    u_groups, v_groups = (LatticeGroup(F(30), 1, 2),), (LatticeGroup(F(20), 1, 1),)
+    d_a, d_b = 3, 37  # long windows in u: most of their terms are far from the saddle
+    v_u = F(60)
+    full = [(F(30), d_a, 2), (F(20), d_b, 1)]
+    dist = lattice_pmf(full)
+    sd = math.sqrt(sum(float(s2) * b * b * m for s2, b, m in full))
+    ks = [round(z * sd) for z in (0.5, 3, 6, 9, 12, 13.5)]
+    refs = [tail(dist, k) for k in ks]
+    assert refs[-1] < 1e-40  # deep tails
+    targets = [1e-60] * len(ks)
+    pruned = SplitEngine(PmfEngine(u_groups), PmfEngine(v_groups), d_a, d_b, v_u)
+    full_sum = SplitEngine(
+        PmfEngine(u_groups), PmfEngine(v_groups), d_a, d_b, v_u, EngineConfig(split_prune_terms=False)
+    )
+    a_res, b_res = pruned.tails(ks, targets), full_sum.tails(ks, targets)
+    assert 0 < pruned.summed_terms < full_sum.summed_terms
+    for ref, a, b in zip(refs, a_res, b_res):
+        assert a.error <= 1e-60 and b.error <= 1e-60
+        with mpmath.workdps(90):  # the convolution keeps 60 digits: allow its own rounding
+            slack = ref * mpmath.mpf("1e-55") + mpmath.mpf("1e-80")
+            assert a.lower - slack <= ref <= a.upper + slack, (ref, a)
+            assert abs(a.value - b.value) <= a.error + b.error
