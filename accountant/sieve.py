@@ -17,6 +17,7 @@ the integrand at ζ, so the half range suffices.
 
 from __future__ import annotations
 
+import itertools
 import math
 from dataclasses import dataclass
 
@@ -36,6 +37,8 @@ MAX_COVERAGE = 0.5
 #: nodes when it is given more than ``ORDER_SAMPLE_MIN`` nodes.
 ORDER_SAMPLE = 2048
 ORDER_SAMPLE_MIN = 20_000
+#: :func:`sieve_nodes` builds candidate peak windows in numpy chunks of at most this many.
+WINDOW_CHUNK = 1 << 20
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,44 +64,78 @@ def sieve_nodes(components: list[SieveComponent], n_nodes: int, max_kept: int = 
     half = N // 2
     usable = [c for c in components if c.halfwidth / math.pi <= MAX_COVERAGE]
     usable.sort(key=lambda c: c.b)
-    # intervals in node-index units, as (lo, hi) floats; node j kept iff lo <= j <= hi
-    intervals: list[tuple[float, float]] = [(0.0, float(half))]
+    # intervals in node-index units, as (lo, hi) float arrays; node j kept iff lo <= j <= hi
+    lo, hi = np.array([0.0]), np.array([float(half)])
+    max_windows = max_kept // 4
     for comp in usable:
         b = comp.b
         spacing = N / b  # peak spacing in node units
         h = comp.halfwidth * N / (2.0 * math.pi * b)  # half-width in node units
         h = h * (1.0 + 1e-12) + N * 1e-13 + 1e-9  # widen: float rounding keeps more, never fewer
-        new: list[tuple[float, float]] = []
-        max_windows = max_kept // 4
-        for lo, hi in intervals:
-            p_lo = math.ceil((lo - h) / spacing)
-            p_hi = math.floor((hi + h) / spacing)
-            for p in range(p_lo, p_hi + 1):
-                c = p * N / b
-                a, z = max(lo, c - h), min(hi, c + h)
-                if math.floor(z) >= math.ceil(a):
-                    new.append((a, z))
-                    # checked per window: one interval can hold ~b/2 peaks (10⁹ for the first
-                    # component of a fine lattice), whose list would exhaust memory
-                    if len(new) > max_windows:
-                        raise SieveTooWide(
-                            f"sieve: more than {max_windows} peak windows; composition too wide for the sieve"
-                        )
-        intervals = new
-        if not intervals:
+        p_lo = np.ceil((lo - h) / spacing)
+        p_hi = np.floor((hi + h) / spacing)
+        big = float(np.max(np.abs(np.concatenate([p_lo, p_hi])))) >= 2.0**52
+        if big or float(np.max(p_hi - p_lo)) >= WINDOW_CHUNK:  # huge indices or one huge interval
+            lo, hi = _windows_exact(lo, hi, N, b, h, spacing, max_windows)
+            continue
+        counts = np.maximum(p_hi - p_lo + 1, 0.0).astype(np.int64)
+        # in chunks of at most WINDOW_CHUNK candidate windows, the kept ones counted as they
+        # come: one interval can hold ~b/2 peaks (10⁹ for the first component of a fine
+        # lattice), whose list would exhaust memory
+        bounds = np.searchsorted(np.cumsum(counts), np.arange(WINDOW_CHUNK, int(counts.sum()), WINDOW_CHUNK))
+        out_lo, out_hi, kept = [], [], 0
+        for i0, i1 in itertools.pairwise([0, *np.unique(bounds).tolist(), len(lo)]):
+            if i1 <= i0:
+                continue
+            cnt = counts[i0:i1]
+            which = np.repeat(np.arange(i0, i1), cnt)
+            first = np.concatenate([[0], np.cumsum(cnt)[:-1]]).astype(np.int64)
+            p = p_lo[which] + (np.arange(int(cnt.sum()), dtype=np.int64) - np.repeat(first, cnt))
+            # |p| < 2^52: p exact; c carries ≤ 2 roundings (≤ N·2^-52), far inside the widening
+            c = p * N / b
+            a, z = np.maximum(lo[which], c - h), np.minimum(hi[which], c + h)
+            ok = np.floor(z) >= np.ceil(a)
+            kept += int(ok.sum())
+            if kept > max_windows:
+                raise SieveTooWide(f"sieve: more than {max_windows} peak windows; composition too wide for the sieve")
+            out_lo.append(a[ok])
+            out_hi.append(z[ok])
+        lo = np.concatenate(out_lo) if out_lo else np.zeros(0)
+        hi = np.concatenate(out_hi) if out_hi else np.zeros(0)
+        if not len(lo):
             break
-    total = sum(math.floor(z) - math.ceil(a) + 1 for a, z in intervals)
+    if not len(lo):
+        return np.zeros(0, dtype=np.int64)
+    first_j, last_j = np.ceil(lo).astype(np.int64), np.floor(hi).astype(np.int64)
+    sizes = last_j - first_j + 1
+    total = int(sizes.sum())
     if total > max_kept:
         raise SieveTooWide(f"sieve keeps {total} nodes (> max_kept={max_kept}); composition too wide for the sieve")
-    if not intervals:
-        return np.zeros(0, dtype=np.int64)
-    parts = [np.arange(math.ceil(a), math.floor(z) + 1, dtype=np.int64) for a, z in intervals]
-    nodes = np.concatenate(parts)
+    starts = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64)
+    nodes = np.repeat(first_j, sizes) + (np.arange(total, dtype=np.int64) - np.repeat(starts, sizes))
     # windows come out sorted and disjoint (intersections of sorted disjoint intervals with
     # sorted disjoint windows); fall back to a sort/unique only if that ever fails
     if len(nodes) > 1 and not bool(np.all(nodes[1:] > nodes[:-1])):
         nodes = np.unique(nodes)
     return nodes[(nodes >= 0) & (nodes <= half)]
+
+
+def _windows_exact(lo, hi, N: int, b: int, h: float, spacing: float, max_windows: int):
+    """The intersection step of :func:`sieve_nodes` with exact integer peak indices (for peak
+    indices beyond 2^52, where floats cannot enumerate consecutive integers)."""
+    new_lo, new_hi = [], []
+    for lo_i, hi_i in zip(lo.tolist(), hi.tolist()):
+        for p in range(math.ceil((lo_i - h) / spacing), math.floor((hi_i + h) / spacing) + 1):
+            c = p * N / b
+            a, z = max(lo_i, c - h), min(hi_i, c + h)
+            if math.floor(z) >= math.ceil(a):
+                new_lo.append(a)
+                new_hi.append(z)
+                if len(new_lo) > max_windows:
+                    raise SieveTooWide(
+                        f"sieve: more than {max_windows} peak windows; composition too wide for the sieve"
+                    )
+    return np.array(new_lo, dtype=float), np.array(new_hi, dtype=float)
 
 
 def log_bound_at_nodes(nodes: np.ndarray, n_nodes: int, b: int, sigma2: float, mult: int) -> np.ndarray:

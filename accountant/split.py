@@ -217,17 +217,38 @@ class SplitEngine:
                 )
                 + 1
             )
+            log_thr = ltau_np - np.log(8 * np.array(nt_list, dtype=float))  # log(τ_k/(8 n_k))
+            prune = self.config.split_prune_terms
+            if prune:  # necessary conditions for a kept term (see the pruning below), per window:
+                # φ̄_u above the threshold (u between the first and last such u), and
+                # t ≤ T_c with T_c² ≥ 2 v_V (max φ̄ − threshold)
+                margin = 2e-9 * (1 + np.abs(log_thr))
+                left = np.maximum.accumulate(log_phi_np)
+                right_rev = np.maximum.accumulate(log_phi_np[::-1])
+                lo_idx = np.searchsorted(left, log_thr - margin, side="right").tolist()
+                hi_idx = (len(log_phi_np) - 1 - np.searchsorted(right_rev, log_thr - margin, side="right")).tolist()
+                room = np.maximum(float(log_phi_np.max()) - log_thr + margin, 0.0)
+                tc_list = np.ceil(np.sqrt(2 * v_vf * (1 + 1e-9) * room)).astype(np.int64).tolist()
             plan = []
-            for k, tau, Rk, n_terms, T in zip(ks, log_taus, rk_list, nt_list, t_np.astype(np.int64).tolist()):
+            enum = []  # the enumerated part [ea, eb] of each window [ua, ub]
+            for n, (k, tau, Rk, n_terms, T) in enumerate(
+                zip(ks, log_taus, rk_list, nt_list, t_np.astype(np.int64).tolist())
+            ):
                 ua = max(-Rk, -((d_b * T - k) // d_a))
                 ub = min(Rk, -(-(k + d_b * (T + 1)) // d_a) - 1)
                 plan.append((k, Rk, T, ua, ub, tau, n_terms))
-            lengths = np.array([max(0, ub - ua + 1) for _, _, _, ua, ub, _, _ in plan], dtype=np.int64)
+                if prune:
+                    ea = max(ua, lo_idx[n] - R, -((d_b * tc_list[n] - k) // d_a))
+                    enum.append((ea, min(ub, hi_idx[n] - R)))
+                else:
+                    enum.append((ua, ub))
+            window_len = np.array([max(0, ub - ua + 1) for _, _, _, ua, ub, _, _ in plan], dtype=np.int64)
+            lengths = np.array([max(0, eb - ea + 1) for ea, eb in enum], dtype=np.int64)
             starts = np.concatenate([[0], np.cumsum(lengths)[:-1]]).astype(np.int64)
             total = int(lengths.sum())
             idt = object if wide else np.int64
             pos = np.arange(total, dtype=np.int64) - np.repeat(starts, lengths)
-            u_all = np.repeat(np.array([p[3] for p in plan], dtype=idt), lengths) + pos
+            u_all = np.repeat(np.array([e[0] for e in enum], dtype=idt), lengths) + pos
             k_rep = np.repeat(np.array([p[0] for p in plan], dtype=idt), lengths)
             t_all = -((d_a * u_all - k_rep) // d_b)  # ⌈(k − d_a u)/d_b⌉ by floor division
             u_idx = (u_all + R).astype(np.int64)
@@ -235,9 +256,7 @@ class SplitEngine:
             ltau_rep = np.repeat(ltau_np, lengths)
             log_8n = np.log(8 * n_rep)
             tgt_all = np.maximum(np.minimum(log_cap, ltau_rep - log_8n - log_phi_np[u_idx]), log_tmin - log_8n)
-            pruned_count = np.zeros(len(plan), dtype=np.int64)
-            log_thr = ltau_np - np.log(8 * np.array(nt_list, dtype=float))  # log(τ_k/(8 n_k))
-            if total and self.config.split_prune_terms:
+            if total and prune:
                 # saddle-point pruning: a term P[U = u]·P[V ≥ t] is at most φ̄_u·exp(−t₊²/(2 v_V))
                 # (sub-Gaussian V); terms whose bound is below τ_k/(8 n_k) are dropped and each
                 # is charged τ_k/(8 n_k) in the threshold's radius (below, in ball arithmetic)
@@ -247,12 +266,12 @@ class SplitEngine:
                 thr = log_thr[win]
                 keep = log_b > thr - 1e-9 * (1 + np.abs(thr))  # the margin covers float rounding
                 if not keep.all():
-                    pruned_count = np.bincount(win[~keep], minlength=len(plan)).astype(np.int64)
-                    lengths = lengths - pruned_count
+                    lengths = lengths - np.bincount(win[~keep], minlength=len(plan)).astype(np.int64)
                     starts = np.concatenate([[0], np.cumsum(lengths)[:-1]]).astype(np.int64)
                     total = int(lengths.sum())
                     u_all, t_all, u_idx, tgt_all = u_all[keep], t_all[keep], u_idx[keep], tgt_all[keep]
             self.summed_terms = total
+            pruned_count = window_len - lengths  # dropped terms (by the conditions or the bound)
             if total:
                 order = np.lexsort((tgt_all, t_all))  # by t, then target: first of a run is its min
                 t_sorted, g_sorted = t_all[order], tgt_all[order]
@@ -272,27 +291,11 @@ class SplitEngine:
             window_sum: dict[int, arb] = {}  # plan index → Σ_u P[U = u]·P[V ≥ t(k, u)] over its window
             nonempty = np.flatnonzero(lengths > 0)
             if total and self.config.split_fixed_point:
-                # exact integer dot products of fixed-point values (_fixed_point), all windows at once
-                fb = bits + 16
-                scale = arb(2) ** (-2 * fb)
-                offs = starts[nonempty]
-                if fb <= FLOAT_ERROR_MAX_BITS:  # error bounds in floats (2^−fb ≫ float underflow)
-                    p_int, p_abs, p_err = _fixed_point(pu, fb)
-                    q_int, q_abs, q_err = _fixed_point(tv, fb)
-                    exact = np.add.reduceat(p_int[u_idx] * q_int[idx_all], offs)
-                    pe, qe = p_err[u_idx], q_err[idx_all]
-                    err = np.add.reduceat(p_abs[u_idx] * qe + pe * q_abs[idx_all] + pe * qe, offs)
-                    for n, x, e in zip(nonempty.tolist(), exact.tolist(), err.tolist()):
-                        window_sum[n] = arb(fmpz(int(x))) * scale + arb(0, e * (1 + 1e-10) + 1e-300)
-                else:  # deep targets: error bounds as exact integers too (no float range limits)
-                    p_int, p_err = _fixed_point_int(pu, fb)
-                    q_int, q_err = _fixed_point_int(tv, fb)
-                    pi, qi = p_int[u_idx], q_int[idx_all]
-                    pe, qe = p_err[u_idx], q_err[idx_all]
-                    exact = np.add.reduceat(pi * qi, offs)
-                    err = np.add.reduceat(abs(pi) * qe + pe * abs(qi) + pe * qe, offs)
-                    for n, x, e in zip(nonempty.tolist(), exact.tolist(), err.tolist()):
-                        window_sum[n] = arb(fmpz(int(x))) * scale + arb(0, arb(fmpz(int(e))) * scale)
+                # exact integer dot products of fixed-point values, all windows at once, each
+                # window at the width its own target needs (rounded up to a bucket of 64 bits)
+                need = np.ceil(-ltau_np / math.log(2)) + 112
+                fbs = np.minimum(bits + 16, np.maximum(208, 64 * np.ceil(need / 64))).astype(np.int64)
+                window_sum = _window_sums(pu, tv, u_idx, idx_all, lengths, fbs)
             else:
                 for n in nonempty.tolist():
                     o, m = int(starts[n]), int(lengths[n])
@@ -327,6 +330,42 @@ class SplitEngine:
             return out
         finally:
             ctx.prec = old
+
+
+def _window_sums(pu, tv, u_idx, idx_all, lengths, fbs) -> dict[int, arb]:
+    """{window n: an Arb ball containing Σ_{i in window n} pu[u_idx[i]]·tv[idx_all[i]]} for
+    the non-empty windows (terms stored window after window, ``lengths[n]`` each).
+
+    Window n is summed as one exact integer dot product of fixed-point values with ``fbs[n]``
+    fractional bits (:func:`_fixed_point`, or :func:`_fixed_point_int` past
+    :data:`FLOAT_ERROR_MAX_BITS`), plus its rounding error bound; windows of equal width are
+    summed together.  A loosely-targeted window costs products of shorter integers."""
+    out: dict[int, arb] = {}
+    win = np.repeat(np.arange(len(lengths), dtype=np.int64), lengths)
+    for fb in sorted({int(fbs[n]) for n in np.flatnonzero(lengths > 0).tolist()}):
+        members = np.flatnonzero((fbs == fb) & (lengths > 0))
+        sel = np.flatnonzero(fbs[win] == fb)  # their terms, still window after window
+        offs = np.concatenate([[0], np.cumsum(lengths[members])[:-1]]).astype(np.int64)
+        ui, qi_idx = u_idx[sel], idx_all[sel]
+        scale = arb(2) ** (-2 * fb)
+        if fb <= FLOAT_ERROR_MAX_BITS:  # error bounds in floats (2^−fb ≫ float underflow)
+            p_int, p_abs, p_err = _fixed_point(pu, fb)
+            q_int, q_abs, q_err = _fixed_point(tv, fb)
+            exact = np.add.reduceat(p_int[ui] * q_int[qi_idx], offs)
+            pe, qe = p_err[ui], q_err[qi_idx]
+            err = np.add.reduceat(p_abs[ui] * qe + pe * q_abs[qi_idx] + pe * qe, offs)
+            for n, x, e in zip(members.tolist(), exact.tolist(), err.tolist()):
+                out[n] = arb(fmpz(int(x))) * scale + arb(0, e * (1 + 1e-10) + 1e-300)
+        else:  # deep targets: error bounds as exact integers too (no float range limits)
+            p_int, p_err_i = _fixed_point_int(pu, fb)
+            q_int, q_err_i = _fixed_point_int(tv, fb)
+            pi, qi = p_int[ui], q_int[qi_idx]
+            pe, qe = p_err_i[ui], q_err_i[qi_idx]
+            exact = np.add.reduceat(pi * qi, offs)
+            err = np.add.reduceat(abs(pi) * qe + pe * abs(qi) + pe * qe, offs)
+            for n, x, e in zip(members.tolist(), exact.tolist(), err.tolist()):
+                out[n] = arb(fmpz(int(x))) * scale + arb(0, arb(fmpz(int(e))) * scale)
+    return out
 
 
 def _log_float(x) -> float:

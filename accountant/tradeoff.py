@@ -140,13 +140,15 @@ def tradeoff_at(
         ords = [order(j) for j in pts]
         a2 = max(j for j, o in zip(pts, ords) if o == 1)
         b2 = min(j for j, o in zip(pts, ords) if o == -1 and j > a2)
-        if b - a <= n or (a2, b2) == (a, b):  # done, or undecided inside (coarse tails)
-            a, b = a2, b2
+        if b - a <= n or 4 * (b2 - a2) > b - a:  # done, or undecided inside (coarse tails:
+            a, b = a2, b2  # the bracket no longer shrinks by the grid's factor)
             break
         a, b = a2, b2
     k_lo, k_hi = a, b
-    # β_j = T_{2C+1−j}: from the small side
-    prefetch([2 * two_c + 2 - j for j in (k_lo, k_hi)] + [j - two_c for j in (k_lo, k_hi)])
+    # one last batch: the β vertices β_j = T_{2C+1−j} from the small side, and the α tails of
+    # the final formula (T_{k+1}, T_k, or their complements T_{−k}, T_{1−k})
+    alpha_side = [k_lo + 1, k_lo, 1 - k_lo] if low_side else [-k_lo, 1 - k_lo]
+    prefetch([two_c + 1 - j for j in (k_lo, k_hi)] + [j - two_c for j in (k_lo, k_hi)] + alpha_side)
 
     def beta_vertex(j: int) -> tuple:
         m = two_c + 1 - j
