@@ -273,13 +273,27 @@ class SplitEngine:
             self.summed_terms = total
             pruned_count = window_len - lengths  # dropped terms (by the conditions or the bound)
             if total:
-                order = np.lexsort((tgt_all, t_all))  # by t, then target: first of a run is its min
-                t_sorted, g_sorted = t_all[order], tgt_all[order]
-                first = np.ones(total, dtype=bool)
-                first[1:] = t_sorted[1:] != t_sorted[:-1]
-                tks_np = t_sorted[first]
+                # the distinct inner thresholds t (all within ±T_k: a small range) and the
+                # smallest target any (k, u) asks of each
+                t_min, t_max = int(t_all.min()), int(t_all.max())
+                if max(-t_min, t_max) >= 2**62:  # beyond int64: exact Python ints
+                    tks_np, inv = np.unique(t_all, return_inverse=True)
+                    tmins = np.full(len(tks_np), np.inf)
+                    np.minimum.at(tmins, inv, tgt_all)
+                    t_int = t_all
+                elif t_max - t_min <= 4 * total + 1024:  # dense: one slot per t of the range
+                    t_int = t_all.astype(np.int64)
+                    mins = np.full(t_max - t_min + 1, np.inf)
+                    np.minimum.at(mins, t_int - t_min, tgt_all)
+                    present = np.flatnonzero(np.isfinite(mins))
+                    tks_np, tmins = present + t_min, mins[present]
+                else:
+                    t_int = t_all.astype(np.int64)
+                    tks_np, inv = np.unique(t_int, return_inverse=True)
+                    tmins = np.full(len(tks_np), np.inf)
+                    np.minimum.at(tmins, inv, tgt_all)
                 tks = [int(t) for t in tks_np.tolist()]
-                tgts = [mpmath.exp(x) for x in g_sorted[first].tolist()]  # (logs → targets)
+                tgts = [mpmath.exp(x) for x in tmins.tolist()]  # (logs → targets)
             else:
                 tks_np, tks, tgts = np.zeros(0, dtype=np.int64), [], []
             tv = self.v_engine.tails_ball(tks, tgts) if tks else []
@@ -287,7 +301,7 @@ class SplitEngine:
             vv = arb(fmpq(v_v.numerator, v_v.denominator))
             v_u = arb(fmpq(self.v_u.numerator, self.v_u.denominator))
             one, zero = arb(1), arb(0)
-            idx_all = np.searchsorted(tks_np, t_all) if total else np.zeros(0, dtype=np.int64)
+            idx_all = np.searchsorted(tks_np, t_int) if total else np.zeros(0, dtype=np.int64)
             window_sum: dict[int, arb] = {}  # plan index → Σ_u P[U = u]·P[V ≥ t(k, u)] over its window
             nonempty = np.flatnonzero(lengths > 0)
             if total and self.config.split_fixed_point:
