@@ -8,6 +8,7 @@ End points are exact binary numbers held as :class:`mpmath.mpf`.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -36,6 +37,7 @@ _CTX.prec = PREC
 _NUDGE = _CTX.mpf(2) ** (16 - PREC)
 _ZERO = _CTX.mpf(0)
 _ONE = _CTX.mpf(1)
+_LN2 = math.log(2)
 
 
 def _mpf(x) -> mpmath.mpf:
@@ -47,6 +49,30 @@ def exact_mpf(man: int, exp: int) -> mpmath.mpf:
     from mpmath.libmp import from_man_exp
 
     return _CTX.make_mpf(from_man_exp(int(man), int(exp)))
+
+
+def log_of(x) -> float:
+    """Natural log of a positive number (float, mpf or Arb ball's midpoint) as a float, without
+    underflow and without a transcendental at high precision (planning and targets only);
+    −inf for 0."""
+    if isinstance(x, (float, int)):
+        return math.log(x) if x > 0 else -math.inf
+    if hasattr(x, "_mpf_"):
+        sign, man, exp, _ = x._mpf_
+    else:  # an Arb ball (python-flint): its midpoint
+        man_z, exp_z = x.mid().man_exp()
+        man, exp, sign = int(man_z), int(exp_z), 0
+    if not man or sign:
+        return -math.inf
+    return math.log(man) + exp * _LN2
+
+
+def from_log(x: float) -> mpmath.mpf:
+    """An mpf close to e^x (relative error about (|x| + 1)·2^-52) for any float x, without float
+    underflow or a high-precision exp: for targets, never for bounds."""
+    n = math.floor(x / _LN2)
+    frac = 2.0 ** (x / _LN2 - n)  # in [1, 2)
+    return exact_mpf(int(frac * 2.0**52), n - 52)
 
 
 def down(x) -> mpmath.mpf:

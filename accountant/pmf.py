@@ -30,7 +30,7 @@ from typing import ClassVar
 
 from flint import arb, arb_poly, ctx, fmpq
 
-from .certified import Certified, arb_to_certified, ball
+from .certified import Certified, arb_to_certified, ball, log_of
 from .engine import DEFAULT_CONFIG, EngineDiagnostics, TailStats, stats_diagnostics
 from .theta import theta0, theta_tau
 
@@ -51,11 +51,7 @@ _SPAN_SIGMAS = 18.0
 
 def _log(t) -> float:
     """Natural log of a positive target (float or mpf) without float underflow."""
-    if isinstance(t, float):
-        return math.log(t) if t > 0 else -math.inf
-    import mpmath
-
-    return float(mpmath.log(t))
+    return log_of(t)
 
 
 def pmf_span(groups) -> float:

@@ -46,6 +46,12 @@ __all__ = ["LatticeGroup", "TailEngine", "TailStats"]
 #: slack, in natural-log units, spent to let several thresholds share one tilt: a threshold joins a
 #: group when var·(λ_group − λ)²/2 ≤ this, i.e. its tail bound loses at most a factor e^{LOSS}.
 SHARED_TILT_LOSS = 23.0
+#: tilts are rounded up to a grid of spacing sqrt(2·TILT_GRID_LOSS/var) (a tail bound loses at
+#: most a factor e^{TILT_GRID_LOSS}), so that calls at nearby thresholds share a tilt and the
+#: node values cached for it (:meth:`TailEngine._node_kernels`).
+TILT_GRID_LOSS = 0.5
+#: (λ, N, precision) keys of node values kept per engine (most recent).
+KERNEL_CACHE_KEYS = 4
 #: extra working bits on top of the planned requirement (guards Arb's own radius growth).
 GUARD_BITS = 48
 # The evaluation switches (Poisson-dual product, kernel sums by runs, DFT sums of arithmetic
@@ -176,6 +182,7 @@ class TailEngine:
         self._cgf = _Cgf(self.groups)
         self._theta_cache: dict[int, list[tuple[acb, acb]]] = {}
         self._dual: DualProduct | None = None
+        self._kernel_cache: dict[tuple[float, int, int], tuple[dict, arb | None]] = {}
 
     @property
     def improvable(self) -> bool:
@@ -188,16 +195,19 @@ class TailEngine:
 
     # ------------------------------------------------------------------ planning
     def _group(self, ks: list[int], lams: list[float]) -> list[tuple[float, list[int]]]:
-        """Tilt groups: descending k; a group's tilt is its largest member's λ."""
+        """Tilt groups: descending k; a group's tilt is its largest member's λ rounded up to the
+        tilt grid (:data:`TILT_GRID_LOSS`)."""
         order = sorted(range(len(ks)), key=lambda i: -ks[i])
         groups: list[tuple[float, list[int]]] = []
+        h = math.sqrt(2 * TILT_GRID_LOSS / self.var) if self.var > 0 else 0.0
         for i in order:
             if groups:
                 lam_g, members = groups[-1]
                 if lams[i] <= lam_g and self.var * (lam_g - lams[i]) ** 2 / 2 <= SHARED_TILT_LOSS:
                     members.append(i)
                     continue
-            groups.append((lams[i], [i]))
+            lam_q = h * math.ceil(lams[i] / h) if h > 0 else lams[i]
+            groups.append((max(lam_q, lams[i]), [i]))
         return groups
 
     def _plan(self, ks: list[int], log_targets: list[float], step: int | None = None):
@@ -239,6 +249,33 @@ class TailEngine:
                 out.append((tau, theta0(tau)))
             self._theta_cache = {bits: out}
         return self._theta_cache[bits]
+
+    def _node_kernels(self, node_list: list[int], N: int, lam_f: float, bits: int):
+        """(Re, Im of w_j·G(λ + iζ_j)/(1 − e^{−λ}e^{−iζ_j}) per node, G(λ)); w_j = 2 off the
+        ends of the half range (conjugate symmetry), 1 at ζ = 0, π.
+
+        Cached per (λ, N, precision rounded up to 64 bits) across calls, node by node: the
+        batches of a β search ask for nearby thresholds, whose (quantised, :meth:`_group`) tilt
+        and node count repeat, so later batches evaluate only the nodes they add.  Values
+        computed at a higher precision than asked are as valid."""
+        pb = 64 * math.ceil(bits / 64)
+        key = (lam_f, N, pb)
+        table, g_lam = self._kernel_cache.pop(key, ({}, None))
+        missing = [j for j in node_list if j not in table]
+        if missing or g_lam is None:
+            with workprec(pb):
+                lam = arb(lam_f)  # exact binary value of the float: any λ > 0 is valid
+                gvals, g_new = self._g_nodes(np.array(missing, dtype=np.int64), N, lam, pb)
+                emlam = (-lam).exp()
+                for j, gv, z in zip(missing, gvals, _unit_phases(missing, 1, N)):
+                    kv = gv / (1 - emlam * z)  # G / (1 − e^{−λ} e^{−iζ})
+                    w = 1 if (j == 0 or 2 * j == N) else 2  # half range: conjugate symmetry
+                    table[j] = (w * kv.real, w * kv.imag)
+            g_lam = g_new if g_lam is None else g_lam
+        self._kernel_cache[key] = (table, g_lam)  # most recent last
+        while len(self._kernel_cache) > KERNEL_CACHE_KEYS:
+            self._kernel_cache.pop(next(iter(self._kernel_cache)))
+        return [table[j][0] for j in node_list], [table[j][1] for j in node_list], g_lam
 
     def _g_nodes(self, nodes: np.ndarray, N: int, lam: arb, bits: int) -> tuple[list[acb], arb]:
         """G(λ + iζ_j) at the kept nodes, and G(λ) (real).
@@ -382,14 +419,7 @@ class TailEngine:
             thr = arb(log_thr).exp().upper()
             v = arb(fmpq(self.v_sg.numerator, self.v_sg.denominator))
             lam = arb(lam_f)  # exact binary value of the float: any λ > 0 is valid
-            gvals, g_lam = self._g_nodes(nodes, N, lam, bits)
-            emlam = (-lam).exp()
-            k_re, k_im = [], []
-            for j, gv, z in zip(node_list, gvals, _unit_phases(node_list, 1, N)):
-                kv = gv / (1 - emlam * z)  # G / (1 − e^{−λ} e^{−iζ})
-                w = 1 if (j == 0 or 2 * j == N) else 2  # half range: conjugate symmetry
-                k_re.append(w * kv.real)
-                k_im.append(w * kv.imag)
+            k_re, k_im, g_lam = self._node_kernels(node_list, N, lam_f, bits)
             two_n = 2 * N
             # pruning level of each member (level 0 = the group's own node set and threshold)
             level_of = (

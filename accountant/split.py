@@ -27,7 +27,7 @@ import mpmath
 import numpy as np
 from flint import arb, ctx, fmpq, fmpz
 
-from .certified import Certified, _mpf, arb_to_certified, ball
+from .certified import Certified, _mpf, arb_to_certified, ball, from_log, log_of
 from .engine import DEFAULT_CONFIG, Engine, EngineConfig, EngineDiagnostics, LatticeGroup, TailStats, stats_diagnostics
 from .pmf import pmf_span
 
@@ -293,7 +293,7 @@ class SplitEngine:
                     tmins = np.full(len(tks_np), np.inf)
                     np.minimum.at(tmins, inv, tgt_all)
                 tks = [int(t) for t in tks_np.tolist()]
-                tgts = [mpmath.exp(x) for x in tmins.tolist()]  # (logs → targets)
+                tgts = [from_log(x) for x in tmins.tolist()]  # (logs → targets)
             else:
                 tks_np, tks, tgts = np.zeros(0, dtype=np.int64), [], []
             tv = self.v_engine.tails_ball(tks, tgts) if tks else []
@@ -384,15 +384,8 @@ def _window_sums(pu, tv, u_idx, idx_all, lengths, fbs) -> dict[int, arb]:
 
 def _log_float(x) -> float:
     """Natural log of a positive number (float, mpf or exact Arb point) as a float, without
-    underflow; −inf for 0."""
-    if isinstance(x, float):
-        return math.log(x) if x > 0 else -math.inf
-    if isinstance(x, arb):
-        man_z, exp_z = x.mid().man_exp()
-        man, exp = int(man_z), int(exp_z)
-        return math.log(man) + exp * math.log(2) if man > 0 else -math.inf
-    x = _mpf(x)
-    return float(mpmath.log(x)) if x > 0 else -math.inf
+    underflow; −inf for 0 (:func:`accountant.certified.log_of`)."""
+    return log_of(x)
 
 
 def _fixed_point_int(balls, bits: int):

@@ -67,3 +67,17 @@ def test_paper_plan_reproduces_main_pair_node_count():
     assert (pl.U, pl.N) == (410_000, 850_000)  # method note §3.4 / §7
     pl = B.plan(B.groups_of(comp), 1e-25)
     assert (pl.U, pl.N) == (350_000, 730_000)
+
+
+def test_bench_fuzz_domain_writes_table_and_summary(tmp_path):
+    """bench/fuzz_domain.py on two tiny draws: CSV rows per call, a JSON summary per kind."""
+    from bench import fuzz_domain as F
+
+    out = tmp_path / "fuzz.csv"
+    assert F.main(["--n", "2", "--seed", "3", "--eps-max", "3", "--limit", "20", "--quiet", "--out", str(out)]) == 0
+    df = pd.read_csv(out)
+    assert list(df.columns) == F.COLUMNS and len(df) == 4
+    assert set(df.kind) == {"delta", "beta"} and (df.status == "ok").all() and (df.seconds >= 0).all()
+    summary = json.loads(out.with_suffix(".json").read_text())
+    assert summary["all"]["calls"] == 4 and summary["all"]["errors"] == 0
+    assert summary["all"]["max_s"] == df.seconds.max()

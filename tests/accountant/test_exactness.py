@@ -161,3 +161,27 @@ def test_tiny_delta_relative_precision():
     ref = tail(dist, k)
     assert abs(c.value - ref) <= 1e-20 * ref + mpmath.mpf("1e-74")
     assert c.error <= 1e-20 * c.value
+
+
+def test_node_values_are_reused_across_nearby_batches_and_agree_with_a_fresh_engine():
+    """TailEngine caches node values per (quantised tilt, N, precision): a second batch at
+    nearby thresholds (as in a β search) evaluates few new nodes, and its certified tails equal
+    a fresh engine's and bracket the explicit convolution."""
+    from accountant.quadrature import LatticeGroup, TailEngine
+
+    groups = (LatticeGroup(F(349, 70), 7, 1), LatticeGroup(F(191, 50), 5, 1), LatticeGroup(F(2), 3, 2))
+    dist = lattice_pmf([(g.sigma2, g.b, g.mult) for g in groups])
+    ks1, ks2 = [30, 31, 32, 33], [34, 35]
+    warm = TailEngine(groups)
+    warm.tails(ks1, [1e-40] * len(ks1))
+    cold_evals = warm.stats.phi_evaluations
+    again = warm.tails(ks2, [1e-40] * len(ks2))
+    reused_evals = warm.stats.phi_evaluations
+    fresh_engine = TailEngine(groups)
+    fresh = fresh_engine.tails(ks2, [1e-40] * len(ks2))
+    assert reused_evals < fresh_engine.stats.phi_evaluations / 4 and cold_evals > 0
+    for k, a, b in zip(ks2, again, fresh):
+        ref = tail(dist, k)
+        assert a.error <= 1e-40 and b.error <= 1e-40
+        assert a.lower - mpmath.mpf("1e-50") <= ref <= a.upper + mpmath.mpf("1e-50")
+        assert abs(a.value - b.value) <= a.error + b.error
