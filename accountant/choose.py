@@ -188,10 +188,15 @@ class EngineChooser:
     def tradeoff_search(self, engine: Engine) -> Engine:
         """The engine for β's bracket search (~100 thresholds) when the composition's engine is
         ``engine``: ``engine`` itself unless it is a split chain costing more than
-        ``config.tradeoff_split_max_cost`` (:func:`split_search_cost`); then the direct
+        ``config.tradeoff_split_max_cost`` (:func:`split_search_cost`; for a chain ending in a
+        trapezoid, ``config.tradeoff_trapezoid_leaf_max_cost``); then the direct
         trapezoid when its window-sieve estimate is at most ``config.direct_kept_max`` (exact),
         else the coarse sandwich (flagged).  Built once."""
-        if split_search_cost(engine) <= self.config.tradeoff_split_max_cost:
+        cost = split_search_cost(engine)
+        cap = self.config.tradeoff_split_max_cost
+        if _leaf_is_trapezoid(engine):
+            cap = min(cap, self.config.tradeoff_trapezoid_leaf_max_cost)
+        if cost <= cap:
             return engine
         if self._search is None:
             cfg = self.config

@@ -265,6 +265,12 @@ class EngineConfig:
     #: [6, 28], chain costs 5e4: 10–14 s → ~1–2 s, exact), else on the coarse sandwich (flagged):
     #: a 6-component chain of cost ~2e4 took > 100 s per β, 2.7 s so.
     tradeoff_split_max_cost: float = 10_000
+    #: ... and this for a chain whose leaf is a trapezoid (every threshold of a batch fans out to
+    #: chain-cost leaf thresholds, each summed over the leaf's kept nodes): fuzz-domain
+    #: three-component chains of cost 2.5e3–3.3e3 took 16–33 s per β exact (5 ms per unit),
+    #: ~1 s on the sandwich (flagged).  No DHC pair has such a chain (their leaves are pmf
+    #: tables).  ``math.inf`` keeps the exact search however long it takes.
+    tradeoff_trapezoid_leaf_max_cost: float = 300
 
     # ---------------------------------------------------------------- split planner
     #: a split is used only when the direct problem is at least this many times larger (in N);

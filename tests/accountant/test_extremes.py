@@ -254,3 +254,23 @@ def test_beta_search_on_the_sandwich_takes_few_batches():
     assert b.diagnostics.engine == "coarse" and not b.tolerance_met
     assert b.diagnostics.batches <= 7, b.diagnostics
     assert 0 < b.lower <= b.upper < 1e-20 and b.error < 0.01 * b.value  # informative, not trivial
+
+
+def test_beta_on_a_chain_with_a_trapezoid_leaf_moves_to_a_cheaper_engine():
+    """Issue 12: three components whose exact split chain ends in a 12k-node trapezoid took 16 s
+    per β(1 − 1e-20) (cost 3.3e3 units of config.tradeoff_trapezoid_leaf_max_cost); the search
+    now runs on the sandwich: about a second, flagged, and the interval contains the exact
+    chain's (computed with the cap lifted at a looser tolerance, met)."""
+    import math
+
+    from accountant.engine import EngineConfig
+
+    comps = [D(F(216), shift=3), D(F(1365, 29), shift=-3), D(F(772, 31), shift=-2)]
+    alpha = 1 - F(1, 10**20)
+    fast = _limit(Composition(comps).tradeoff, 10, alpha)
+    assert fast.diagnostics.engine != "split" and not fast.tolerance_met
+    lifted = EngineConfig(tradeoff_trapezoid_leaf_max_cost=math.inf)
+    exact = Composition(comps, config=lifted).tradeoff(alpha, tol=1e-12, rtol=1e-6)
+    assert exact.tolerance_met and exact.diagnostics.engine == "split"
+    assert fast.lower <= exact.lower <= exact.upper <= fast.upper
+    assert fast.error < 0.05 * fast.value  # informative, not trivial
