@@ -306,9 +306,10 @@ class SplitEngine:
             nonempty = np.flatnonzero(lengths > 0)
             if total and self.config.split_fixed_point:
                 # exact integer dot products of fixed-point values, all windows at once, each
-                # window at the width its own target needs (rounded up to a bucket of 64 bits)
-                need = np.ceil(-ltau_np / math.log(2)) + 112
-                fbs = np.minimum(bits + 16, np.maximum(208, 64 * np.ceil(need / 64))).astype(np.int64)
+                # window at the width its own target needs (rounded up to a bucket of 64 bits):
+                # n terms of rounding error 2^(1−fb) stay below τ_k·n·2^−63
+                need = np.ceil(-ltau_np / math.log(2)) + 64
+                fbs = np.minimum(bits + 16, np.maximum(128, 64 * np.ceil(need / 64))).astype(np.int64)
                 window_sum = _window_sums(pu, tv, u_idx, idx_all, lengths, fbs)
             else:
                 for n in nonempty.tolist():
