@@ -1681,6 +1681,21 @@ COMPARISON_COLUMNS = (
     "confirmed",
     "exact_delta_upper_at_claimed_epsilon",
     "tolerance_met",
+    "objective",
+    "mean_relative_variance",
+    "uniform_mean_relative_variance",
+    "n_queries_noisier",
+    "optimized_source",
+)
+#: the optimizer's results a comparison row takes from a published report when no local run is
+#: fresh (only when the report was made for the same inputs, :func:`_published_row`).
+PUBLISHED_FIELDS = (
+    "optimized_variance_drop_percent",
+    "confirmed",
+    "objective",
+    "mean_relative_variance",
+    "uniform_mean_relative_variance",
+    "n_queries_noisier",
 )
 
 
@@ -1704,8 +1719,50 @@ def compare_scenarios(
                 progress(f"ignoring it: {stale_message(run.directory, sc, problems)}")
                 run = RunInputs(run.directory)
         s = _summary(acc, run)
-        rows.append({k: s.get(k, "") for k in COMPARISON_COLUMNS})
+        row = {k: s.get(k, "") for k in COMPARISON_COLUMNS}
+        if run.optimize is not None:
+            row["optimized_source"] = "local run"
+        else:
+            published = _published_row(sc, s)
+            if published:
+                row.update(published)
+                row["optimized_source"] = f"published report ({PUBLISHED_ROOT.as_posix()}/{sc.name}/)"
+        rows.append(row)
     return rows
+
+
+def _published_row(sc, s: dict) -> dict[str, str]:
+    """The optimizer's results from the committed report ``reports/<scenario>/`` when that report
+    was made for the same inputs — its provenance table records the sha256 of this scenario file
+    and of this allocation file — and was confirmed; else {}.  Its numbers were computed by the
+    code that published it (its code hash is in the same table)."""
+    import csv as _csv
+    import re
+
+    folder = PUBLISHED_ROOT / sc.name
+    summary, md = folder / "summary.csv", folder / "report.md"
+    if not (summary.is_file() and md.is_file()):
+        return {}
+    text = md.read_text(encoding="utf-8")
+    m_sc = re.search(r"^\| scenario file \| .*\(sha256 ([0-9a-f]{64})\) \|$", text, re.M)
+    m_al = re.search(r"^\| allocation \| .*\(sha256 ([0-9a-f]{64})\) \|$", text, re.M)
+    af = _allocation_file(sc.allocation)
+    if m_sc is None or m_sc.group(1) != sc.sha256:
+        return {}
+    if af is None or m_al is None or m_al.group(1) != _sha256(af):
+        return {}
+    with summary.open(encoding="utf-8", newline="") as f:
+        pub = {r["key"]: r["value"] for r in _csv.DictReader(f)}
+    if pub.get("confirmed") != "yes":
+        return {}
+    return {k: pub.get(k, "") for k in PUBLISHED_FIELDS}
+
+
+def _mrv_pair(opt, uni) -> str:
+    """'0.7157 (0.8855)': the optimized and the uniform rescale's mean relative variance."""
+    if opt in (None, "") or uni in (None, ""):
+        return "—"
+    return f"{float(opt):.4f} ({float(uni):.4f})"
 
 
 def write_comparison(rows: list[dict], out_dir: str | Path | None = None) -> tuple[Path, Path]:
@@ -1726,14 +1783,22 @@ def write_comparison(rows: list[dict], out_dir: str | Path | None = None) -> tup
         "exact ε at δ (safe side)",
         "exact δ at claimed ε (certified upper bound)",
         "uniform drop (proxy pair)",
-        "optimized drop",
+        "objective",
+        "mean σ'²/σ², optimized (uniform rescale)",
+        "queries noisier",
         "confirmed",
+        "optimizer results from",
     ]
     lines = [
         "# Scenario comparison: zCDP claim vs exact accounting",
         "",
-        "Exact values are certified, for the proxy pair (full spine with itself). "
-        "Optimized drop: from runs/<scenario>/optimize.json when present.",
+        "Exact values are certified, for the proxy pair (full spine with itself). The uniform drop "
+        "keeps every query's share and cuts all noise variances by the same factor. The optimizer's "
+        "columns are the scenario's own objective with its Pareto guard (no query noisier than in the "
+        "scenario's allocation when the guard is on): the mean over queries of the relative variance "
+        "σ'²/σ² it reaches, next to the uniform rescale's, and how many queries get more noise; taken "
+        "from runs/<scenario>/optimize.json when that run is for these inputs and this code, else from "
+        "the published report of the same inputs (computed by the code that published it), else —.",
         "",
         "| " + " | ".join(head) + " |",
         "|" + "---|" * len(head),
@@ -1752,8 +1817,11 @@ def write_comparison(rows: list[dict], out_dir: str | Path | None = None) -> tup
                     f"≤ {fmt_bound(r.get('exact_delta_upper_at_claimed_epsilon'), 6, 'up')}"
                     + (f" ({TOLERANCE_MARK})" if r.get("tolerance_met") == "no" else ""),
                     _pct(r["uniform_variance_drop_percent_proxy"] or None, 2),
-                    _pct(r["optimized_variance_drop_percent"] or None, 2),
+                    r.get("objective") or "—",
+                    _mrv_pair(r.get("mean_relative_variance"), r.get("uniform_mean_relative_variance")),
+                    str(r.get("n_queries_noisier") if r.get("n_queries_noisier") not in (None, "") else "—"),
                     r["confirmed"] or "—",
+                    r.get("optimized_source") or "—",
                 ]
             )
             + " |"

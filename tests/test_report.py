@@ -351,3 +351,23 @@ def test_production_and_what_if_allocations_are_named_as_such(toy, tmp_path):
     assert "what-if" not in md
     toy_md = build_report(load_scenario(toy / "toy.toml"), toy / "none", tmp_path / "toy")["report.md"].read_text()
     assert "The what-if allocation alloc.toml" in toy_md and "Census Bureau describes" not in toy_md
+
+
+def test_comparison_takes_a_published_report_only_for_the_same_inputs(toy, tmp_path, monkeypatch):
+    """Without a local run, the comparison's optimizer columns come from the committed report of
+    the same scenario file and allocation (sha256 in its provenance table), said so in the row;
+    after an edit of the scenario file they are left out (—), never shown for other inputs."""
+    import shutil
+
+    work = tmp_path / "w"
+    shutil.copytree(toy, work, ignore=shutil.ignore_patterns("reports", "runs"))
+    monkeypatch.chdir(work)
+    build_report(load_scenario(work / "toy.toml"), work / "run", work / "reports" / "toy")
+    (row,) = compare_scenarios([str(work / "toy.toml")], runs_root=work / "no-runs")
+    assert row["optimized_source"] == "published report (reports/toy/)" and row["confirmed"] == "yes"
+    assert row["optimized_variance_drop_percent"] not in ("", None)
+    _, md = write_comparison([row], tmp_path / "out")
+    assert "published report (reports/toy/)" in md.read_text(encoding="utf-8")
+    (work / "toy.toml").write_text(SCENARIO.replace("trials = 2", "trials = 3"))
+    (row,) = compare_scenarios([str(work / "toy.toml")], runs_root=work / "no-runs")
+    assert row["optimized_source"] in ("", None) and row["confirmed"] in ("", None)
