@@ -39,7 +39,6 @@ import csv
 import io
 import json
 import math
-import re
 import tomllib
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping
@@ -50,6 +49,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from accountant.exact import to_fraction
+from optimizer.located import LocatedError, toml_key_line
 
 __all__ = [
     "BUILTIN_NAMES",
@@ -108,17 +108,9 @@ _TOML_TOP_KEYS = {"name", "provenance", "run_type", "total_rho", "geolevel"}
 _TOML_LEVEL_KEYS = {"name", "total_rho", "queries"}
 
 
-class AllocationError(ValueError):
-    """Invalid allocation input; ``source``, ``line`` and ``field`` locate the problem."""
-
-    def __init__(self, source: str, line: int | None, field: str | None, message: str):
-        self.source, self.line, self.field = source, line, field
-        where = source
-        if line is not None:
-            where += f", line {line}"
-        if field is not None:
-            where += f", field '{field}'"
-        super().__init__(f"{where}: {message}")
+class AllocationError(LocatedError):
+    """Invalid allocation input; ``source``, ``line`` and ``field`` locate the problem
+    (:class:`optimizer.located.LocatedError`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -767,13 +759,7 @@ class _TomlLocator:
             return None
         if key is None:
             return lo + 1
-        pat = re.compile(
-            r"(^|[{,\s])(" + re.escape(json.dumps(key)) + "|'" + re.escape(key) + "'|" + re.escape(key) + r")\s*="
-        )
-        for i in range(lo, hi):
-            if pat.search(self.lines[i]):
-                return i + 1
-        return None
+        return toml_key_line(self.lines, key, lo, hi)
 
 
 def _parse_toml(text: str, source: str, stem: str, run_type: str | None) -> Allocation:

@@ -51,6 +51,8 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
+from optimizer.located import LocatedError, toml_key_line
+
 __all__ = [
     "CONVERSIONS",
     "SCENARIO_DIR",
@@ -94,17 +96,15 @@ WEIGHT_MIN, WEIGHT_MAX = Fraction(1, 10**100), Fraction(10**100)
 _FRACTION_RE = re.compile(r"^\s*[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?(\s*/\s*\d+)?\s*$")
 
 
-class ScenarioError(ValueError):
-    """Invalid scenario; ``source``, ``line`` and ``key`` locate the problem."""
+class ScenarioError(LocatedError):
+    """Invalid scenario; ``source``, ``line`` and ``key`` locate the problem
+    (:class:`optimizer.located.LocatedError`)."""
 
-    def __init__(self, source: str, line: int | None, key: str | None, message: str):
-        self.source, self.line, self.key = source, line, key
-        where = source
-        if line is not None:
-            where += f", line {line}"
-        if key is not None:
-            where += f", key '{key}'"
-        super().__init__(f"{where}: {message}")
+    noun = "key"
+
+    @property
+    def key(self) -> str | None:
+        return self.field
 
 
 @dataclass(frozen=True)
@@ -236,16 +236,10 @@ def _line_of(lines: list[str], key: str, section: str | None = None) -> int | No
             lo = starts[0]
             nxt = [i for i, ln in enumerate(lines) if i > lo and re.match(r"\s*\[", ln)]
             hi = nxt[0] if nxt else len(lines)
-    pat = re.compile(r"(^|[{,\s])(\"" + re.escape(key) + r"\"|'" + re.escape(key) + r"'|" + re.escape(key) + r")\s*=")
-    for i in range(lo, hi):
-        code = lines[i].split("#", 1)[0] if '"' not in lines[i] else lines[i]
-        if pat.search(code):
-            return i + 1
-    if section is not None:
-        for i in range(len(lines)):  # dotted keys: weights.geolevel = …
-            if pat.search(lines[i]):
-                return i + 1
-    return None
+    found = toml_key_line(lines, key, lo, hi)
+    if found is None and section is not None:  # dotted keys: weights.geolevel = …
+        found = toml_key_line(lines, key)
+    return found
 
 
 def _fraction(raw, source: str, line, key: str, *, positive: bool = True) -> Fraction:
