@@ -21,6 +21,7 @@ from fractions import Fraction
 
 from .coarse import CoarseEngine, kept_divisor, planned_nodes
 from .engine import DEFAULT_CONFIG, Engine, EngineConfig, LatticeGroup
+from .lattice import sub_gaussian_sd, sub_gaussian_variance
 from .pmf import PmfEngine, pmf_span
 from .quadrature import TailEngine
 from .sieve import SieveTooWide, direct_kept_estimate
@@ -61,7 +62,7 @@ def make_engine(
         return PmfEngine(tuple(groups))
     split = find_split(groups, cfg)
     if split is not None:
-        outer = 2 * 16 * math.sqrt(sum(g.mult * g.b * g.b * float(g.sigma2) for g in split[0])) / split[2] + 1
+        outer = 2 * 16 * sub_gaussian_sd(split[0]) / split[2] + 1
         if outer <= budget:
             try:
                 engine = _build_split(split, budget / outer, cfg)
@@ -144,7 +145,7 @@ def _parts(split) -> tuple[tuple[LatticeGroup, ...], tuple[LatticeGroup, ...], i
     A, B, dA, dB = split[:4]
     u_groups = tuple(LatticeGroup(g.sigma2, g.b // dA, g.mult) for g in A)
     v_groups = tuple(LatticeGroup(g.sigma2, g.b // dB, g.mult) for g in B)
-    v_u = sum((Fraction(g.mult * g.b * g.b) * g.sigma2 for g in u_groups), Fraction(0))
+    v_u = sub_gaussian_variance(u_groups)
     return u_groups, v_groups, dA, dB, v_u
 
 

@@ -27,13 +27,14 @@ import mpmath
 
 from .certified import _CTX, Certified, _mpf, ball, down, mpf_to_arb, up
 from .engine import DEFAULT_CONFIG, Engine, EngineConfig, EngineDiagnostics, LatticeGroup, TailStats, stats_diagnostics
+from .lattice import sub_gaussian_sd, sub_gaussian_variance
 
 __all__ = ["CoarseEngine", "coarse_divisor", "coarsen", "kept_divisor", "planned_nodes"]
 
 
 def planned_nodes(groups) -> float:
     """Trapezoid node count 16·(sub-Gaussian standard deviation) of the direct rule (planning)."""
-    return 16.0 * math.sqrt(sum(g.mult * g.b * g.b * float(g.sigma2) for g in groups))
+    return 16.0 * sub_gaussian_sd(groups)
 
 
 def coarse_divisor(groups, target_nodes: float = DEFAULT_CONFIG.coarse_nodes) -> int:
@@ -124,7 +125,7 @@ class CoarseEngine:
         inner_groups, d, v_e = coarsen(groups, g)
         inner = make_engine(inner_groups)
         var = sum(grp.mult * grp.b * grp.b * float(grp.sigma2) for grp in groups)
-        v_sg = sum((Fraction(grp.mult * grp.b * grp.b) * grp.sigma2 for grp in groups), Fraction(0))
+        v_sg = sub_gaussian_variance(groups)
         return cls(inner, g, d, v_e, var, v_sg, config=config)
 
     @property

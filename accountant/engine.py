@@ -29,6 +29,7 @@ from fractions import Fraction
 from typing import TYPE_CHECKING, ClassVar, Protocol, runtime_checkable
 
 from .certified import Certified, _mpf, arb_to_certified
+from .lattice import LatticeGroup  # re-exported: engines take tuples of it
 
 if TYPE_CHECKING:
     from flint import arb
@@ -44,15 +45,6 @@ __all__ = [
     "batch_met",
     "stats_diagnostics",
 ]
-
-
-@dataclass(frozen=True, slots=True)
-class LatticeGroup:
-    """m copies of b·X with X ~ N_Z(0, σ²)."""
-
-    sigma2: Fraction
-    b: int
-    mult: int
 
 
 @dataclass

@@ -22,7 +22,27 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from fractions import Fraction
 
-__all__ = ["Lattice"]
+__all__ = ["Lattice", "LatticeGroup", "sub_gaussian_sd", "sub_gaussian_variance"]
+
+
+@dataclass(frozen=True, slots=True)
+class LatticeGroup:
+    """m copies of b·X with X ~ N_Z(0, σ²) (one distinct component of a lattice sum)."""
+
+    sigma2: Fraction
+    b: int
+    mult: int
+
+
+def sub_gaussian_variance(groups: Iterable[LatticeGroup]) -> Fraction:
+    """v = Σ m·b²·σ², exactly: the sub-Gaussian variance proxy of Σ b·X (a discrete Gaussian
+    N_Z(0, σ²) is sub-Gaussian with proxy σ², Canonne, Kamath & Steinke, arXiv 2004.00010)."""
+    return sum((Fraction(g.mult * g.b * g.b) * g.sigma2 for g in groups), Fraction(0))
+
+
+def sub_gaussian_sd(groups: Iterable[LatticeGroup]) -> float:
+    """√(Σ m·b²·σ²) in floats (planning only: node counts, windows, spans)."""
+    return math.sqrt(sum(g.mult * g.b * g.b * float(g.sigma2) for g in groups))
 
 
 @dataclass(frozen=True, slots=True)

@@ -25,13 +25,13 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from fractions import Fraction
 from typing import ClassVar
 
 from flint import arb, arb_poly, ctx, fmpq
 
 from .certified import Certified, arb_to_certified, ball, log_of
 from .engine import DEFAULT_CONFIG, EngineDiagnostics, TailStats, stats_diagnostics
+from .lattice import sub_gaussian_sd, sub_gaussian_variance
 from .theta import theta0, theta_tau
 
 __all__ = ["MAX_PMF_SPAN", "PmfEngine", "pmf_span"]
@@ -56,7 +56,7 @@ def _log(t) -> float:
 
 def pmf_span(groups) -> float:
     """Predicted span of the pmf table of ``groups`` (planning only)."""
-    return 2 * _SPAN_SIGMAS * math.sqrt(sum(g.mult * g.b * g.b * float(g.sigma2) for g in groups)) + 1
+    return 2 * _SPAN_SIGMAS * sub_gaussian_sd(groups) + 1
 
 
 def _trim(coeffs: list, offset: int, budget: arb) -> tuple[list, int]:
@@ -111,7 +111,7 @@ class PmfEngine:
     def __post_init__(self):
         self._last = None  # the table used by the last batch
         self._batch = None  # (results, targets) of the last batch, for diagnostics()
-        self.v_sg = sum((Fraction(g.mult * g.b * g.b) * g.sigma2 for g in self.groups), Fraction(0))
+        self.v_sg = sub_gaussian_variance(self.groups)
         self.var = float(self.v_sg)
 
     @property

@@ -25,7 +25,6 @@ from collections import Counter
 from collections.abc import Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from fractions import Fraction
 from typing import ClassVar
 
 import mpmath
@@ -37,6 +36,7 @@ from . import bounds
 from .certified import Certified, arb_interval_to_certified, ball, down, mpf_to_arb, up
 from .dualprod import DualProduct
 from .engine import DEFAULT_CONFIG, EngineConfig, EngineDiagnostics, LatticeGroup, TailStats, stats_diagnostics
+from .lattice import sub_gaussian_variance
 from .sieve import SieveComponent, product_filter, sieve_nodes
 from .theta import peak_halfwidth, theta0, theta_tau
 
@@ -177,7 +177,7 @@ class TailEngine:
         if not self.groups:
             raise ValueError("TailEngine: empty composition")
         self._batch = None  # (results, targets) of the last tails() call, for diagnostics()
-        self.v_sg = sum((Fraction(g.mult * g.b * g.b) * g.sigma2 for g in self.groups), Fraction(0))
+        self.v_sg = sub_gaussian_variance(self.groups)
         self.var = sum(g.mult * g.b * g.b * _dg_variance(float(g.sigma2)) for g in self.groups)
         self._cgf = _Cgf(self.groups)
         self._theta_cache: dict[int, list[tuple[acb, acb]]] = {}

@@ -23,6 +23,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .lattice import sub_gaussian_sd
+
 __all__ = ["SieveComponent", "SieveTooWide", "direct_kept_estimate", "sieve_nodes"]
 
 
@@ -210,7 +212,7 @@ def direct_kept_estimate(groups, log_threshold: float = -95.0) -> int:
     """
     from .theta import peak_halfwidth
 
-    sd = math.sqrt(sum(g.mult * g.b * g.b * float(g.sigma2) for g in groups))
+    sd = sub_gaussian_sd(groups)
     comps = []
     for g in groups:
         hw = peak_halfwidth(float(g.sigma2), g.mult, log_threshold)

@@ -29,6 +29,7 @@ from flint import arb, ctx, fmpq, fmpz
 
 from .certified import Certified, _mpf, arb_to_certified, ball, from_log, log_of
 from .engine import DEFAULT_CONFIG, Engine, EngineConfig, EngineDiagnostics, LatticeGroup, TailStats, stats_diagnostics
+from .lattice import sub_gaussian_sd
 from .pmf import pmf_span
 
 __all__ = ["SplitEngine", "find_nested", "find_split"]
@@ -39,7 +40,7 @@ __all__ = ["SplitEngine", "find_nested", "find_split"]
 
 
 def _sd_proxy(groups) -> float:
-    return math.sqrt(sum(g.mult * g.b * g.b * float(g.sigma2) for g in groups))
+    return sub_gaussian_sd(groups)
 
 
 def find_split(groups, config: EngineConfig = DEFAULT_CONFIG):
