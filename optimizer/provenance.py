@@ -45,6 +45,7 @@ _COMPUTE_MODULES = (
     "curve_target.py",
     "geolevels.py",
     "guarded.py",
+    "located.py",
     "objectives.py",
     "pairs.py",
     "pipeline.py",
