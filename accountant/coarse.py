@@ -25,7 +25,7 @@ from typing import ClassVar
 
 import mpmath
 
-from .certified import _CTX, Certified, _mpf, ball, down, mpf_to_arb, up
+from .certified import _CTX, Certified, _mpf, ball, down, log_of, mpf_to_arb, up
 from .engine import DEFAULT_CONFIG, Engine, EngineConfig, EngineDiagnostics, LatticeGroup, TailStats, stats_diagnostics
 from .lattice import sub_gaussian_sd, sub_gaussian_variance
 
@@ -156,7 +156,7 @@ class CoarseEngine:
         frac = self.config.coarse_inner_fraction
         if not sd or a == 0 or frac <= 0:
             return [floor] * len(ts)
-        log_floor = float(mpmath.log(floor))
+        log_floor = log_of(floor)
         log_win = math.log(2 * (a + scale)) - math.log(sd) - 0.5 * math.log(2 * math.pi)
         log_cap = math.log(self.config.coarse_inner_target_max)
         out = []

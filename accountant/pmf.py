@@ -49,11 +49,6 @@ MIN_LOG_TARGET = -1000 * math.log(10)
 _SPAN_SIGMAS = 18.0
 
 
-def _log(t) -> float:
-    """Natural log of a positive target (float or mpf) without float underflow."""
-    return log_of(t)
-
-
 def pmf_span(groups) -> float:
     """Predicted span of the pmf table of ``groups`` (planning only)."""
     return 2 * _SPAN_SIGMAS * sub_gaussian_sd(groups) + 1
@@ -182,7 +177,7 @@ class PmfEngine:
 
     def tails_ball(self, ks: Sequence[int], abs_targets: Sequence) -> list[arb]:
         """Arb balls containing [Σ_{y≥k} c_y, Σ_{y≥k} c_y + E] ∋ P[Y ≥ k]."""
-        log_t = max(min(_log(t) for t in abs_targets), MIN_LOG_TARGET)
+        log_t = max(min(log_of(t) for t in abs_targets), MIN_LOG_TARGET)
         # one table per target bucket [10^(6b), 10^(6b+6)), built for the bucket's lower end
         # times TABLE_SLACK: a call's result depends on its own targets only, never on which
         # tables earlier calls built

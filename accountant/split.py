@@ -175,7 +175,7 @@ class SplitEngine:
         for with a tiny weight — cost fewer terms.
         """
         ks = [int(k) for k in ks]
-        log_taus = [_log_float(t) for t in abs_targets]  # logs: targets may underflow floats
+        log_taus = [log_of(t) for t in abs_targets]  # logs: targets may underflow floats
         tmin = _mpf(abs_targets[int(np.argmin(log_taus))])
         log_tmin = min(log_taus)
         bits = max(192, int(-float(mpmath.log(tmin, 2))) + 96)
@@ -191,7 +191,7 @@ class SplitEngine:
         try:
             tu = self.u_engine.tails_ball(us, [tmin / (8 * len(us))] * len(us))
             pu = [a - b for a, b in itertools.pairwise(tu)]  # P[U = u] (ball), u = -R..R
-            log_phis = [max(_log_float(p.upper()), -1e6) for p in pu]
+            log_phis = [max(log_of(p.upper()), -1e6) for p in pu]
             prefix = [arb(0)]  # prefix[i] = Σ_{u < us[i]} P[U = u]
             for p in pu:
                 prefix.append(prefix[-1] + p)
@@ -277,19 +277,14 @@ class SplitEngine:
                 # the distinct inner thresholds t (all within ±T_k: a small range) and the
                 # smallest target any (k, u) asks of each
                 t_min, t_max = int(t_all.min()), int(t_all.max())
-                if max(-t_min, t_max) >= 2**62:  # beyond int64: exact Python ints
-                    tks_np, inv = np.unique(t_all, return_inverse=True)
-                    tmins = np.full(len(tks_np), np.inf)
-                    np.minimum.at(tmins, inv, tgt_all)
-                    t_int = t_all
-                elif t_max - t_min <= 4 * total + 1024:  # dense: one slot per t of the range
-                    t_int = t_all.astype(np.int64)
+                huge = max(-t_min, t_max) >= 2**62  # beyond int64: stay with exact Python ints
+                t_int = t_all if huge else t_all.astype(np.int64)
+                if not huge and t_max - t_min <= 4 * total + 1024:  # dense: one slot per t of the range
                     mins = np.full(t_max - t_min + 1, np.inf)
                     np.minimum.at(mins, t_int - t_min, tgt_all)
                     present = np.flatnonzero(np.isfinite(mins))
                     tks_np, tmins = present + t_min, mins[present]
                 else:
-                    t_int = t_all.astype(np.int64)
                     tks_np, inv = np.unique(t_int, return_inverse=True)
                     tmins = np.full(len(tks_np), np.inf)
                     np.minimum.at(tmins, inv, tgt_all)
@@ -382,12 +377,6 @@ def _window_sums(pu, tv, u_idx, idx_all, lengths, fbs) -> dict[int, arb]:
             for n, x, e in zip(members.tolist(), exact.tolist(), err.tolist()):
                 out[n] = arb(fmpz(int(x))) * scale + arb(0, arb(fmpz(int(e))) * scale)
     return out
-
-
-def _log_float(x) -> float:
-    """Natural log of a positive number (float, mpf or exact Arb point) as a float, without
-    underflow; −inf for 0 (:func:`accountant.certified.log_of`)."""
-    return log_of(x)
 
 
 def _fixed_point_int(balls, bits: int):
