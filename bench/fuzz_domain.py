@@ -1,6 +1,10 @@
 """Fuzz-domain speed survey (issue 12's "every call well under a second or two").
 
     python -m bench.fuzz_domain [--n 40] [--seed 1] [--eps-max 50] [--limit 30] [--baseline]
+    python -m bench.fuzz_domain --cases [--baseline]
+
+``--cases`` times the named regression cases of issue 12 (:data:`CASES`: fuzz-domain calls that
+took 5-60 s before the session that made them fast) instead of random draws.
 
 Draws ``n`` random compositions from the domain of ``tests/accountant/test_fuzz_domain.py``
 (1–6 components, σ² = p/q with q ≤ 100 in [1/5, 500], shifts ±1..3; ε uniform on a 1/100
@@ -37,7 +41,79 @@ from optimizer.atomic import atomic_write_text
 #: the issue's goal per call, seconds.
 GOAL_S = 2.0
 BASELINE_CONFIG = EngineConfig(coarse_inner_fraction=0, split_prune_terms=False)
-COLUMNS = ["i", "kind", "arg", "components", "seconds", "status", "tolerance_met", "value", "error", "baseline_s"]
+COLUMNS = [
+    "i",
+    "case",
+    "kind",
+    "arg",
+    "components",
+    "seconds",
+    "status",
+    "tolerance_met",
+    "value",
+    "error",
+    "baseline_s",
+]
+
+
+#: (name, [(σ², shift)], "delta" | "beta", argument): fuzz-domain calls once slow (issue 12).
+CASES = [
+    (
+        "5 comp. split chain, deep delta",
+        [("486/40", 1), ("384/32", 1), ("15700/33", 1), ("1280/19", -2), ("2067/29", -3)],
+        "delta",
+        "1005/46",
+    ),
+    ("3 comp. sandwich beta(1-1e-20)", [("2128/5", 2), ("6221/43", -1), ("11339/86", -1)], "beta", "1-1e-20"),
+    ("4 comp. sandwich beta", [("104/45", 2), ("21702/79", 1), ("262/11", -2), ("5807/41", 2)], "beta", "37913/200000"),
+    ("4 comp. sandwich beta(1/10)", [("244/23", -2), ("739/3", -1), ("295/8", 2), ("2118/95", -2)], "beta", "1/10"),
+    ("2 comp. exact beta", [("349/70", 2), ("191/50", -2)], "beta", "185/841"),
+    (
+        "6 comp. sandwich beta",
+        [("37251/89", 2), ("33889/87", 3), ("5118/31", 3), ("9787/52", -2), ("31687/96", 3), ("29036/67", 2)],
+        "beta",
+        "224947/250000",
+    ),
+    ("3 comp. trapezoid-leaf beta(1e-30)", [("1463/4", 3), ("24983/88", -2), ("27664/93", -3)], "beta", "1e-30"),
+    ("3 comp. trapezoid-leaf beta(1-1e-20)", [("216", 3), ("1365/29", -3), ("772/31", -2)], "beta", "1-1e-20"),
+    ("3 comp. trapezoid-leaf delta", [("7654/65", 2), ("6", -2), ("689/62", 3)], "delta", "74/25"),
+]
+
+
+def _exact(text: str) -> Fraction:
+    return 1 - Fraction(text[2:]) if text.startswith("1-") else Fraction(text)
+
+
+def _row(i, kind, arg, comps, dt, status, r) -> dict:
+    return {
+        "i": i,
+        "case": "",
+        "kind": kind,
+        "arg": str(arg),
+        "components": ";".join(f"{s2}:{s}" for s2, s in comps),
+        "seconds": round(dt, 4),
+        "status": status,
+        "tolerance_met": "" if r is None else bool(r.tolerance_met),
+        "value": "" if r is None else f"{float(r.value):.6e}",
+        "error": "" if r is None else f"{float(r.error):.3e}",
+        "baseline_s": "",
+    }
+
+
+def run_cases(limit: float, baseline: bool, log=print) -> list[dict]:
+    """:data:`CASES`, each in a fresh composition; rows as in :func:`run`."""
+    rows = []
+    for i, (name, comps_text, kind, arg_text) in enumerate(CASES):
+        comps = [(Fraction(s2), s) for s2, s in comps_text]
+        arg = _exact(arg_text)
+        dt, status, r = timed_call(comps, kind, arg, limit)
+        row = _row(i, kind, arg, comps, dt, status, r)
+        row["case"] = name
+        if baseline:
+            row["baseline_s"] = round(timed_call(comps, kind, arg, limit, BASELINE_CONFIG)[0], 4)
+        rows.append(row)
+        log(f"{name:40s} {dt:7.2f} s {status} {row['value']} ± {row['error']} met={row['tolerance_met']}")
+    return rows
 
 
 class _Timeout(Exception):
@@ -90,18 +166,7 @@ def run(n: int, seed: int, eps_max: float, limit: float, baseline: bool, log=pri
         comps, eps, alpha = draw(rng, eps_max)
         for kind, arg in (("delta", eps), ("beta", alpha)):
             dt, status, r = timed_call(comps, kind, arg, limit)
-            row = {
-                "i": i,
-                "kind": kind,
-                "arg": str(arg),
-                "components": ";".join(f"{s2}:{s}" for s2, s in comps),
-                "seconds": round(dt, 4),
-                "status": status,
-                "tolerance_met": "" if r is None else bool(r.tolerance_met),
-                "value": "" if r is None else f"{float(r.value):.6e}",
-                "error": "" if r is None else f"{float(r.error):.3e}",
-                "baseline_s": "",
-            }
+            row = _row(i, kind, arg, comps, dt, status, r)
             if baseline:
                 row["baseline_s"] = round(timed_call(comps, kind, arg, limit, BASELINE_CONFIG)[0], 4)
             rows.append(row)
@@ -145,13 +210,22 @@ def main(argv=None) -> int:
     p.add_argument("--limit", type=float, default=30.0, help="seconds per call before it counts as a timeout")
     p.add_argument("--baseline", action="store_true", help="also time each call with the speed switches off")
     p.add_argument("--out", default="reports/benchmarks/fuzz_domain.csv")
+    p.add_argument("--cases", action="store_true", help="time the named regression cases instead of random draws")
     p.add_argument("--quiet", action="store_true")
     args = p.parse_args(argv)
-    rows = run(
-        args.n, args.seed, args.eps_max, args.limit, args.baseline, log=(lambda *a: None) if args.quiet else print
-    )
+    log = (lambda *a: None) if args.quiet else print
+    if args.cases:
+        rows = run_cases(args.limit, args.baseline, log=log)
+    else:
+        rows = run(args.n, args.seed, args.eps_max, args.limit, args.baseline, log=log)
     summary = summarise(rows, args.limit)
-    summary["settings"] = {"n": args.n, "seed": args.seed, "eps_max": args.eps_max, "baseline": args.baseline}
+    summary["settings"] = {
+        "cases": args.cases,
+        "n": args.n,
+        "seed": args.seed,
+        "eps_max": args.eps_max,
+        "baseline": args.baseline,
+    }
     print(
         f"{'calls':>12s} {'n':>4s} {'median s':>9s} {'p90 s':>7s} {'max s':>7s} {'>2 s':>5s} "
         f"{'flagged':>8s} {'t/o':>4s} {'err':>4s}"

@@ -81,3 +81,20 @@ def test_bench_fuzz_domain_writes_table_and_summary(tmp_path):
     summary = json.loads(out.with_suffix(".json").read_text())
     assert summary["all"]["calls"] == 4 and summary["all"]["errors"] == 0
     assert summary["all"]["max_s"] == df.seconds.max()
+
+
+def test_bench_fuzz_domain_named_cases_are_in_the_fuzz_domain():
+    """Every named regression case of ``--cases`` parses exactly and lies in the fuzz domain
+    (1–6 components, σ² in [1/5, 500], shifts ±1..3, ε in [0, 50], α in [0, 1])."""
+    from fractions import Fraction
+
+    from bench import fuzz_domain as F
+
+    assert len(F.CASES) >= 5
+    for _name, comps, kind, arg in F.CASES:
+        assert 1 <= len(comps) <= 6 and kind in ("delta", "beta")
+        for s2, s in comps:
+            assert Fraction(1, 5) <= Fraction(s2) <= 500 and s in (-3, -2, -1, 1, 2, 3)
+        a = F._exact(arg)
+        assert 0 <= a <= (50 if kind == "delta" else 1)
+        Composition([DiscreteGaussian(Fraction(s2), shift=s) for s2, s in comps])  # builds
