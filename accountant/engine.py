@@ -295,6 +295,15 @@ class EngineConfig:
     #: (901-point trade-off curve, tol 1e-25): DHC pair [10,33] 16.2 s → 10.8 s, [24,36]
     #: 0.87 → 0.65 s (step 8 / 5 levels: 11.7 s, 0.70 s).
     prune_levels: int = 16
+    #: a tilt group's kernel sums come from one length-N DFT (every threshold at once) when
+    #: the run-by-run sums would take more than ``full_dft_cost``·N·log2 N node products.
+    #: Measured (bench/fuzz_domain.py --cases, 3 comp. trapezoid-leaf delta): Arb's DFT of
+    #: length 60480 at 214 bits takes 0.39 s, a run-by-run sum ~0.33 µs per node and threshold.
+    full_dft: bool = True
+    #: see ``full_dft`` (the cost of one DFT product relative to one run product).
+    full_dft_cost: float = 1.5
+    #: no full DFT above this N (memory: one Arb ball per lattice point).
+    full_dft_max_n: int = 1 << 20
     #: see ``prune_levels``.
     prune_level_step: float = 4.0
     #: a split sums Σ_u P[U = u]·P[V ≥ t(k, u)] over each window as one exact integer dot
@@ -305,6 +314,11 @@ class EngineConfig:
     #: is below τ_k/(8 n_k) and charges each that much in the threshold's radius (saddle-point
     #: pruning: deep tails need only the terms near the saddle of u ↦ P[U = u]·P[V ≥ t(k, u)]).
     split_prune_terms: bool = True
+    #: a split enumerates, prunes and sums its window terms this many at a time: bounded memory
+    #: (one FLINT integer product per term) and buffers that stay allocated (on this machine a
+    #: fresh 80 MB numpy array costs ~0.2 s of page faults).  Measured (bench/fuzz_domain.py
+    #: --cases, 5 comp. split chain, deep delta: 5.8 M terms): 1.5 GB → 0.8 GB peak memory.
+    split_chunk_terms: int = 1 << 18
 
 
 #: the defaults (what a :class:`~accountant.composition.Composition` uses unless told otherwise).

@@ -432,7 +432,29 @@ class TailEngine:
             )
             thr_at = {0: thr}
             sums: dict[int, arb] = {}
-            for cls in _ap_classes(ks, members, step, N) if step else ():
+            classes = _ap_classes(ks, members, step, N) if step else []
+            if runs and cfg.full_dft and cfg.full_dft_max_n >= N:
+                # one length-N DFT gives every threshold (the sums are N-periodic in k); taken
+                # when the run-by-run sums (each member over its level's nodes) and the
+                # progression DFTs would cost more node products than N·log2 N
+                n_at: dict[int, int] = {}
+                cost = 0
+                in_cls = {i for cls in classes for i in cls}
+                for i in members:
+                    lev = level_of[i]
+                    if i not in in_cls:
+                        if lev not in n_at:
+                            n_at[lev] = (
+                                int((totals >= log_thr + lev * cfg.prune_level_step).sum()) if lev else len(node_list)
+                            )
+                        cost += n_at[lev]
+                cost += len(classes) * len(node_list)
+                if cost > cfg.full_dft_cost * N * max(1, N.bit_length()):
+                    classes = []
+                    for i in members:
+                        level_of[i] = 0
+                    sums.update(zip(members, _kernel_sums_full_dft(node_list, k_re, k_im, [ks[i] for i in members], N)))
+            for cls in classes:
                 for i in cls:
                     level_of[i] = 0
                 sums.update(zip(cls, _kernel_sums_dft(node_list, k_re, k_im, [ks[i] for i in cls], N, step)))
@@ -605,6 +627,18 @@ def _unit_phases(nodes: list[int], m: int, N: int) -> list[acb]:
         out.append(z)
         prev = j
     return out
+
+
+def _kernel_sums_full_dft(nodes: list[int], k_re: list, k_im: list, ks: list[int], N: int) -> list[arb]:
+    """Re Σ_j K_j e^{−2πi j k/N} for any thresholds k, in Arb balls, from one length-N DFT
+    (``acb.dft``, rigorous) of the kernels placed at their nodes (zero elsewhere): the sum
+    depends on k only through k mod N."""
+    zero = acb(0)
+    F = [zero] * N
+    for j, kr, ki in zip(nodes, k_re, k_im):
+        F[j] = acb(kr, ki)
+    D = acb.dft(F)
+    return [D[k % N].real for k in ks]
 
 
 def _kernel_sums_dft(nodes: list[int], k_re: list, k_im: list, ks: list[int], N: int, step: int) -> list[arb]:

@@ -243,55 +243,33 @@ class SplitEngine:
                     enum.append((ea, min(ub, hi_idx[n] - R)))
                 else:
                     enum.append((ua, ub))
+            if prune and not wide and plan:
+                # tighter windows, by bisection on a concave upper bound of the pruning's
+                # log φ̄_u − t₊²/(2 v_V) (its concave majorant minus a convex penalty)
+                enum = _bisect_kept_range(enum, ks, _upper_hull(log_phi_np), R, d_a, d_b, v_vf, log_thr)
             window_len = np.array([max(0, ub - ua + 1) for _, _, _, ua, ub, _, _ in plan], dtype=np.int64)
-            lengths = np.array([max(0, eb - ea + 1) for ea, eb in enum], dtype=np.int64)
-            starts = np.concatenate([[0], np.cumsum(lengths)[:-1]]).astype(np.int64)
+            log_8n = np.log(8 * np.array(nt_list, dtype=float))
+            lengths, u_idx, t_int, tks_np, tmins = _window_terms(
+                enum,
+                ks,
+                R,
+                d_a,
+                d_b,
+                log_phi_np,
+                v_vf,
+                log_thr if prune else None,
+                wide,
+                ltau_np - log_8n,
+                log_tmin - log_8n,
+                log_cap,
+                self.config.split_chunk_terms,
+            )
             total = int(lengths.sum())
-            idt = object if wide else np.int64
-            pos = np.arange(total, dtype=np.int64) - np.repeat(starts, lengths)
-            u_all = np.repeat(np.array([e[0] for e in enum], dtype=idt), lengths) + pos
-            k_rep = np.repeat(np.array([p[0] for p in plan], dtype=idt), lengths)
-            t_all = -((d_a * u_all - k_rep) // d_b)  # ⌈(k − d_a u)/d_b⌉ by floor division
-            u_idx = (u_all + R).astype(np.int64)
-            n_rep = np.repeat(np.array([p[6] for p in plan], dtype=float), lengths)
-            ltau_rep = np.repeat(ltau_np, lengths)
-            log_8n = np.log(8 * n_rep)
-            tgt_all = np.maximum(np.minimum(log_cap, ltau_rep - log_8n - log_phi_np[u_idx]), log_tmin - log_8n)
-            if total and prune:
-                # saddle-point pruning: a term P[U = u]·P[V ≥ t] is at most φ̄_u·exp(−t₊²/(2 v_V))
-                # (sub-Gaussian V); terms whose bound is below τ_k/(8 n_k) are dropped and each
-                # is charged τ_k/(8 n_k) in the threshold's radius (below, in ball arithmetic)
-                win = np.repeat(np.arange(len(plan), dtype=np.int64), lengths)
-                t_pos = np.maximum(t_all.astype(float), 0.0)
-                log_b = log_phi_np[u_idx] - t_pos * t_pos / (2 * v_vf * (1 + 1e-12))
-                thr = log_thr[win]
-                keep = log_b > thr - 1e-9 * (1 + np.abs(thr))  # the margin covers float rounding
-                if not keep.all():
-                    lengths = lengths - np.bincount(win[~keep], minlength=len(plan)).astype(np.int64)
-                    starts = np.concatenate([[0], np.cumsum(lengths)[:-1]]).astype(np.int64)
-                    total = int(lengths.sum())
-                    u_all, t_all, u_idx, tgt_all = u_all[keep], t_all[keep], u_idx[keep], tgt_all[keep]
+            starts = np.concatenate([[0], np.cumsum(lengths)[:-1]]).astype(np.int64)
             self.summed_terms = total
             pruned_count = window_len - lengths  # dropped terms (by the conditions or the bound)
-            if total:
-                # the distinct inner thresholds t (all within ±T_k: a small range) and the
-                # smallest target any (k, u) asks of each
-                t_min, t_max = int(t_all.min()), int(t_all.max())
-                huge = max(-t_min, t_max) >= 2**62  # beyond int64: stay with exact Python ints
-                t_int = t_all if huge else t_all.astype(np.int64)
-                if not huge and t_max - t_min <= 4 * total + 1024:  # dense: one slot per t of the range
-                    mins = np.full(t_max - t_min + 1, np.inf)
-                    np.minimum.at(mins, t_int - t_min, tgt_all)
-                    present = np.flatnonzero(np.isfinite(mins))
-                    tks_np, tmins = present + t_min, mins[present]
-                else:
-                    tks_np, inv = np.unique(t_int, return_inverse=True)
-                    tmins = np.full(len(tks_np), np.inf)
-                    np.minimum.at(tmins, inv, tgt_all)
-                tks = [int(t) for t in tks_np.tolist()]
-                tgts = [from_log(x) for x in tmins.tolist()]  # (logs → targets)
-            else:
-                tks_np, tks, tgts = np.zeros(0, dtype=np.int64), [], []
+            tks = [int(t) for t in tks_np.tolist()]
+            tgts = [from_log(x) for x in tmins.tolist()]  # (logs → targets)
             tv = self.v_engine.tails_ball(tks, tgts) if tks else []
             ctx.prec = bits  # (inner engines restore the precision they found)
             vv = arb(fmpq(v_v.numerator, v_v.denominator))
@@ -306,7 +284,21 @@ class SplitEngine:
                 # n terms of rounding error 2^(1−fb) stay below τ_k·n·2^−63
                 need = np.ceil(-ltau_np / math.log(2)) + 64
                 fbs = np.minimum(bits + 16, np.maximum(128, 64 * np.ceil(need / 64))).astype(np.int64)
-                window_sum = _window_sums(pu, tv, u_idx, idx_all, lengths, fbs)
+                # P[U = u] needs fewer bits where every inner tail of the window is small: its
+                # rounding 2^−fa times q̄ ≥ max P[V ≥ t] stays below τ_k·2^−64 with
+                # fa = log2(q̄/τ_k) + 64 (deep windows: ~150 bits instead of ~1100); q̄ is the
+                # sub-Gaussian bound exp(−t₊²/(2 v_V)) (the widths only decide accuracy: the
+                # error bound below is computed from the values themselves)
+                t_pos = np.maximum(tks_np.astype(float), 0.0)
+                log2_q = -(t_pos * t_pos) / (2 * v_vf * math.log(2))
+                q_max = np.full(len(plan), -np.inf)
+                q_max[nonempty] = np.maximum.reduceat(log2_q[idx_all], starts[nonempty])
+                with np.errstate(invalid="ignore"):
+                    a_need = np.ceil(q_max - ltau_np / math.log(2)) + 64
+                fas = np.minimum(fbs, np.maximum(128, 64 * np.ceil(np.nan_to_num(a_need, nan=0.0) / 64)))
+                window_sum = _window_sums(
+                    pu, tv, u_idx, idx_all, lengths, fas.astype(np.int64), fbs, self.config.split_chunk_terms
+                )
             else:
                 for n in nonempty.tolist():
                     o, m = int(starts[n]), int(lengths[n])
@@ -316,6 +308,13 @@ class SplitEngine:
                     window_sum[n] = acc
             tail_mass: dict[int, arb] = {}
             beyond: dict[int, tuple[arb, arb]] = {}
+            # the pruning charge of each window, n_pruned·τ_k/(8 n_k): exp at 64 bits, upper end
+            ctx.prec = 64
+            charge = {
+                n: arb(float(log_thr[n])).exp().upper() * int(pruned_count[n])
+                for n in np.flatnonzero(pruned_count).tolist()
+            }
+            ctx.prec = bits
             out = []
             for n, (_k, Rk, T, ua, ub, _, _) in enumerate(plan):
                 # outside [−R_k, R_k]: total mass ≤ 2 exp(−R_k²/(2 v_U)) (sub-Gaussian U)
@@ -334,8 +333,8 @@ class SplitEngine:
                     acc += (prefix[Rk + 1 + R] - prefix[hi_start + R]) * below
                 if n in window_sum:
                     acc += window_sum[n]
-                if pruned_count[n]:
-                    acc += ball(zero, int(pruned_count[n]) * arb(float(log_thr[n])).exp())
+                if n in charge:
+                    acc += ball(zero, charge[n])
                 out.append(acc)
             self._batch = (out, abs_targets)
             return out
@@ -343,40 +342,206 @@ class SplitEngine:
             ctx.prec = old
 
 
-def _window_sums(pu, tv, u_idx, idx_all, lengths, fbs) -> dict[int, arb]:
+def _window_terms(enum, ks, R, d_a, d_b, log_phi, v_v, log_thr, wide, log_tgt, log_floor, log_cap, chunk):
+    """The terms of every window, enumerated and pruned window chunk by window chunk (about
+    ``chunk`` terms at a time: bounded memory, reused buffers).
+
+    Window n holds u = e_a..e_b of ``enum[n]`` with inner threshold t = ⌈(k_n − d_a u)/d_b⌉.
+    With ``log_thr`` (log τ_n/(8 n_n) per window), the saddle-point pruning drops the terms
+    whose bound φ̄_u·exp(−t₊²/(2 v_V)) is below it.  Returns (kept terms per window, their
+    u + R and t, window after window; the distinct t, sorted, with the smallest log target
+    any kept term asks of each: max(min(log_cap, log_tgt_n − log φ̄_u), log_floor_n))."""
+    nw = len(enum)
+    ea = np.array([e[0] for e in enum], dtype=object if wide else np.int64)
+    lengths = np.array([max(0, e[1] - e[0] + 1) for e in enum], dtype=np.int64)
+    kept = np.zeros(nw, dtype=np.int64)
+    k_np = np.array(ks, dtype=object if wide else np.int64)
+    u_parts, t_parts, g_parts = [], [], []
+    scale = 2 * v_v * (1 + 1e-12)
+    thr = None if log_thr is None else log_thr - 1e-9 * (1 + np.abs(log_thr))  # the margin covers float rounding
+    for lo, hi in itertools.pairwise(_chunk_edges(lengths, chunk)):
+        ln = lengths[lo:hi]
+        m = int(ln.sum())
+        if not m:
+            continue
+        w = np.repeat(np.arange(lo, hi, dtype=np.int64), ln)
+        offs = np.concatenate([[0], np.cumsum(ln)[:-1]]).astype(np.int64)
+        u = ea[w] + (np.arange(m, dtype=np.int64) - np.repeat(offs, ln))
+        t = -((d_a * u - k_np[w]) // d_b)  # ⌈(k − d_a u)/d_b⌉ by floor division
+        ui = (u + R).astype(np.int64)
+        lp = log_phi[ui]
+        if thr is not None:
+            # saddle-point pruning: a term P[U = u]·P[V ≥ t] is at most φ̄_u·exp(−t₊²/(2 v_V))
+            # (sub-Gaussian V); terms whose bound is below τ_k/(8 n_k) are dropped and each
+            # is charged τ_k/(8 n_k) in the threshold's radius (in the caller, ball arithmetic)
+            tp = np.maximum(t.astype(float), 0.0)
+            keep = lp - tp * tp / scale > thr[w]
+            if not keep.all():
+                w, t, ui, lp = w[keep], t[keep], ui[keep], lp[keep]
+        kept[lo:hi] = np.bincount(w - lo, minlength=hi - lo)
+        u_parts.append(ui)
+        t_parts.append(t)
+        g_parts.append(np.maximum(np.minimum(log_cap, log_tgt[w] - lp), log_floor[w]))
+    if not u_parts:
+        return kept, np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64), np.zeros(0)
+    u_idx = np.concatenate(u_parts)
+    t_all = np.concatenate(t_parts)
+    tgt = np.concatenate(g_parts)
+    # the distinct inner thresholds t (all within ±T_k: a small range) and the smallest target
+    # any (k, u) asks of each
+    t_min, t_max = int(t_all.min()), int(t_all.max())
+    huge = max(-t_min, t_max) >= 2**62  # beyond int64: stay with exact Python ints
+    t_int = t_all if huge else t_all.astype(np.int64)
+    if not huge and t_max - t_min <= 4 * len(t_int) + 1024:  # dense: one slot per t of the range
+        mins = np.full(t_max - t_min + 1, np.inf)
+        np.minimum.at(mins, t_int - t_min, tgt)
+        present = np.flatnonzero(np.isfinite(mins))
+        return kept, u_idx, t_int, present + t_min, mins[present]
+    tks_np, inv = np.unique(t_int, return_inverse=True)
+    tmins = np.full(len(tks_np), np.inf)
+    np.minimum.at(tmins, inv, tgt)
+    return kept, u_idx, t_int, tks_np, tmins
+
+
+def _upper_hull(y: np.ndarray) -> np.ndarray:
+    """H ≥ y on 0..n−1 with H the least concave majorant of the points (i, y_i) (Andrew's
+    monotone chain; raised to y where float rounding of the interpolation dips below)."""
+    n = len(y)
+    hull: list[int] = []
+    for i in range(n):
+        while len(hull) >= 2:
+            i0, i1 = hull[-2], hull[-1]
+            # drop i1 when it lies on or below the chord from i0 to i
+            if (y[i1] - y[i0]) * (i - i0) <= (y[i] - y[i0]) * (i1 - i0):
+                hull.pop()
+            else:
+                break
+        hull.append(i)
+    h = np.interp(np.arange(n, dtype=float), np.array(hull, dtype=float), y[hull])
+    return np.maximum(h, y)
+
+
+def _bisect_kept_range(enum, ks, hull, R: int, d_a: int, d_b: int, v_v: float, log_thr) -> list[tuple[int, int]]:
+    """Windows ``enum`` [(e_a, e_b)] narrowed to the u at which
+    f(u) = hull[u + R] − ((k − d_a u)/d_b)₊²/(2 v_V) exceeds the window's log threshold less
+    twice the pruning margin.  f bounds the pruning's log φ̄_u − t₊²/(2 v_V) from above (hull ≥
+    log φ̄; t ≥ (k − d_a u)/d_b) and is concave (a concave majorant minus a convex penalty), so
+    its superlevel set is one interval: found by bisection for the peak (the first u where f
+    stops increasing) and then for each end.  Every term the pruning keeps lies inside."""
+    lo0 = np.array([a for a, _ in enum], dtype=np.int64)
+    hi0 = np.maximum(np.array([b for _, b in enum], dtype=np.int64), lo0 - 1)
+    k = np.array(ks, dtype=float)
+    thr = np.asarray(log_thr, dtype=float) - 2e-9 * (1 + np.abs(log_thr))
+    scale = 2 * v_v * (1 + 1e-12)
+    top = len(hull) - 1
+
+    def f(u):
+        x = np.maximum((k - d_a * u.astype(float)) / d_b, 0.0)
+        return hull[np.clip(u + R, 0, top)] - x * x / scale
+
+    def first_true(lo, hi, pred):  # smallest u in [lo, hi] with pred (hi + 1 if none); pred monotone
+        hi = hi + 1
+        while True:
+            act = lo < hi
+            if not act.any():
+                return lo
+            mid = (lo + hi) // 2
+            ok = pred(np.where(act, mid, lo))
+            hi = np.where(act & ok, mid, hi)
+            lo = np.where(act & ~ok, mid + 1, lo)
+
+    nonempty = hi0 >= lo0
+    peak = first_true(lo0, np.maximum(hi0 - 1, lo0 - 1), lambda u: f(u + 1) <= f(u))
+    peak = np.minimum(peak, np.maximum(hi0, lo0))
+    alive = nonempty & (f(peak) > thr)
+    lo = first_true(lo0, peak, lambda u: f(u) > thr)
+    hi = first_true(peak, hi0, lambda u: f(u) <= thr) - 1
+    lo = np.where(alive, lo, lo0)
+    hi = np.where(alive, hi, lo0 - 1)
+    return list(zip(lo.tolist(), hi.tolist()))
+
+
+def _window_sums(pu, tv, u_idx, idx_all, lengths, fas, fbs, chunk_terms: int) -> dict[int, arb]:
     """{window n: an Arb ball containing Σ_{i in window n} pu[u_idx[i]]·tv[idx_all[i]]} for
     the non-empty windows (terms stored window after window, ``lengths[n]`` each).
 
-    Window n is summed as one exact integer dot product of fixed-point values with ``fbs[n]``
-    fractional bits (:func:`_fixed_point`, or :func:`_fixed_point_int` past
-    :data:`FLOAT_ERROR_MAX_BITS`), plus its rounding error bound; windows of equal width are
-    summed together.  A loosely-targeted window costs products of shorter integers."""
+    Window n is summed as one exact integer dot product of fixed-point values — ``pu`` with
+    ``fas[n]`` and ``tv`` with ``fbs[n]`` fractional bits (:func:`_fixed_point`, or
+    :func:`_fixed_point_int` when ``fbs[n]`` passes :data:`FLOAT_ERROR_MAX_BITS`) — plus its
+    rounding error bound Σ(|P̃|e_q + e_p|Q̃| + e_p e_q); windows of equal widths are summed
+    together, about ``chunk_terms`` terms at a time.  Loosely-targeted windows and windows of
+    small inner tails cost products of shorter integers."""
     out: dict[int, arb] = {}
-    win = np.repeat(np.arange(len(lengths), dtype=np.int64), lengths)
-    for fb in sorted({int(fbs[n]) for n in np.flatnonzero(lengths > 0).tolist()}):
-        members = np.flatnonzero((fbs == fb) & (lengths > 0))
-        sel = np.flatnonzero(fbs[win] == fb)  # their terms, still window after window
-        offs = np.concatenate([[0], np.cumsum(lengths[members])[:-1]]).astype(np.int64)
-        ui, qi_idx = u_idx[sel], idx_all[sel]
-        scale = arb(2) ** (-2 * fb)
-        if fb <= FLOAT_ERROR_MAX_BITS:  # error bounds in floats (2^−fb ≫ float underflow)
-            p_int, p_abs, p_err = _fixed_point(pu, fb)
-            q_int, q_abs, q_err = _fixed_point(tv, fb)
-            exact = np.add.reduceat(p_int[ui] * q_int[qi_idx], offs)
-            pe, qe = p_err[ui], q_err[qi_idx]
-            err = np.add.reduceat(p_abs[ui] * qe + pe * q_abs[qi_idx] + pe * qe, offs)
-            for n, x, e in zip(members.tolist(), exact.tolist(), err.tolist()):
-                out[n] = arb(fmpz(int(x))) * scale + arb(0, e * (1 + 1e-10) + 1e-300)
+    starts = np.concatenate([[0], np.cumsum(lengths)[:-1]]).astype(np.int64)
+    nonempty = lengths > 0
+    pairs = sorted({(int(fas[n]), int(fbs[n])) for n in np.flatnonzero(nonempty).tolist()})
+    # the balls are converted once per family (float / integer error bounds) at its widest
+    # widths; narrower widths shift those integers (_narrowed)
+    base: dict[bool, tuple] = {}
+    for floats in (True, False):
+        fam = [ab for ab in pairs if (ab[1] <= FLOAT_ERROR_MAX_BITS) == floats]
+        if fam:
+            ta, tb = max(a for a, _ in fam), max(b for _, b in fam)
+            if floats:  # FLINT integers for wide products, Python ints (cheaper to make) else
+                flint = max(ta, tb) >= FMPZ_MIN_BITS
+                base[floats] = (ta, tb, _fixed_point(pu, ta, flint), _fixed_point(tv, tb, flint))
+            else:
+                base[floats] = (ta, tb, _fixed_point_int(pu, ta), _fixed_point_int(tv, tb))
+    for fa, fb in pairs:
+        members = np.flatnonzero((fas == fa) & (fbs == fb) & nonempty)
+        scale = arb(2) ** (-(fa + fb))
+        floats = fb <= FLOAT_ERROR_MAX_BITS  # error bounds in floats (2^−fb ≫ float underflow)
+        ta, tb, pb, qb = base[floats]
+        if floats:
+            p_int, p_abs, p_err = _narrowed(pb, ta - fa, fa)
+            q_int, q_abs, q_err = _narrowed(qb, tb - fb, fb)
         else:  # deep targets: error bounds as exact integers too (no float range limits)
-            p_int, p_err_i = _fixed_point_int(pu, fb)
-            q_int, q_err_i = _fixed_point_int(tv, fb)
+            p_int, p_err = _narrowed(pb, ta - fa, fa)
+            q_int, q_err = _narrowed(qb, tb - fb, fb)
+        for lo, hi in itertools.pairwise(_chunk_edges(lengths[members], chunk_terms)):
+            chunk = members[lo:hi]
+            ln = lengths[chunk]
+            offs = np.concatenate([[0], np.cumsum(ln)[:-1]]).astype(np.int64)
+            sel = np.repeat(starts[chunk] - offs, ln) + np.arange(int(ln.sum()), dtype=np.int64)
+            ui, qi_idx = u_idx[sel], idx_all[sel]
             pi, qi = p_int[ui], q_int[qi_idx]
-            pe, qe = p_err_i[ui], q_err_i[qi_idx]
-            exact = np.add.reduceat(pi * qi, offs)
-            err = np.add.reduceat(abs(pi) * qe + pe * abs(qi) + pe * qe, offs)
-            for n, x, e in zip(members.tolist(), exact.tolist(), err.tolist()):
-                out[n] = arb(fmpz(int(x))) * scale + arb(0, arb(fmpz(int(e))) * scale)
+            # one dot product per window (numpy's object dot: no array of products)
+            exact = [np.dot(pi[o : o + m], qi[o : o + m]) for o, m in zip(offs.tolist(), ln.tolist())]
+            pe, qe = p_err[ui], q_err[qi_idx]
+            if floats:
+                err = np.add.reduceat(p_abs[ui] * qe + pe * q_abs[qi_idx] + pe * qe, offs)
+                for n, x, e in zip(chunk.tolist(), exact, err.tolist()):
+                    out[n] = arb(x) * scale + arb(0, e * (1 + 1e-10) + 1e-300)
+            else:  # errors in units of 2^−fa (P) and 2^−fb (Q)
+                err = np.add.reduceat(abs(pi) * qe + pe * abs(qi) + pe * qe, offs)
+                for n, x, e in zip(chunk.tolist(), exact, err.tolist()):
+                    out[n] = arb(x) * scale + arb(0, arb(e) * scale)
     return out
+
+
+def _chunk_edges(lengths, chunk: int) -> list[int]:
+    """Cut points 0 = c_0 < … < c_m = len(lengths) of consecutive windows holding about
+    ``chunk`` terms each (a longer window is a chunk of its own)."""
+    n = len(lengths)
+    if not n:
+        return [0]
+    cum = np.cumsum(lengths)
+    cuts = np.searchsorted(cum, np.arange(chunk, int(cum[-1]), chunk), side="left") + 1
+    return [0, *sorted({int(c) for c in cuts.tolist() if 0 < c < n}), n]
+
+
+def _narrowed(conv: tuple, shift: int, bits: int) -> tuple:
+    """A fixed-point conversion (:func:`_fixed_point` or :func:`_fixed_point_int`) at
+    ``bits + shift`` fractional bits narrowed to ``bits``: X' = ⌊X/2^shift⌋, so
+    |x − X'·2^−bits| ≤ (old error) + 2^−bits and |X'|·2^−bits ≤ |X|·2^−(bits+shift) + 2^−bits."""
+    if not shift:
+        return conv
+    if len(conv) == 3:  # float error bounds (rounded up by a relative 2^−40, as _fixed_point)
+        ints, mags, errs = conv
+        ulp = 2.0**-bits * (1.0 + 2.0**-40)
+        return ints >> shift, (mags + ulp) * (1.0 + 2.0**-40), (errs + ulp) * (1.0 + 2.0**-40)
+    ints, errs = conv  # integer error bounds in units of 2^−bits: ⌈E/2^shift⌉ + 1
+    return ints >> shift, -((-errs) >> shift) + 1
 
 
 def _fixed_point_int(balls, bits: int):
@@ -386,10 +551,10 @@ def _fixed_point_int(balls, bits: int):
     for x in balls:
         man, exp = x.mid().man_exp()
         m, sh = int(man), int(exp) + bits
-        ints.append(m << sh if sh >= 0 else m >> -sh)
+        ints.append(fmpz(m << sh if sh >= 0 else m >> -sh))
         rm, re = x.rad().mid().man_exp()
         rm, rsh = int(rm), int(re) + bits
-        errs.append((rm << rsh if rsh >= 0 else -((-rm) >> -rsh)) + 1)  # ⌈·⌉ for rsh < 0
+        errs.append(fmpz((rm << rsh if rsh >= 0 else -((-rm) >> -rsh)) + 1))  # ⌈·⌉ for rsh < 0
     return np.array(ints, dtype=object), np.array(errs, dtype=object)
 
 
@@ -398,7 +563,13 @@ def _fixed_point_int(balls, bits: int):
 FLOAT_ERROR_MAX_BITS = 900
 
 
-def _fixed_point(balls, bits: int):
+#: window sums whose widest fixed-point values have at least this many fractional bits use
+#: FLINT integers (products of ~1000-bit integers ~2× faster than Python's); narrower ones
+#: Python ints (cheaper to make).
+FMPZ_MIN_BITS = 384
+
+
+def _fixed_point(balls, bits: int, flint: bool = True):
     """Fixed-point form of Arb balls for exact dot products: (X, |X|·2^−bits, e) as numpy
     arrays (object ints, floats, floats) with |x − X·2^−bits| ≤ e for every x in the ball.
 
@@ -410,11 +581,12 @@ def _fixed_point(balls, bits: int):
     ints, mags, errs = [], [], []
     ulp = 2.0**-bits
     up = 1.0 + 2.0**-40
+    wrap = fmpz if flint else int
     for x in balls:
         man, exp = x.mid().man_exp()
         m, sh = int(man), int(exp) + bits
         X = m << sh if sh >= 0 else m >> -sh
-        ints.append(X)
+        ints.append(wrap(X))
         mags.append(float(abs(X)) * ulp * up)
-        errs.append(float(x.rad()) * up + ulp)
+        errs.append((float(x.rad()) * up + ulp) * up)  # (the sum rounds too)
     return np.array(ints, dtype=object), np.array(mags), np.array(errs)

@@ -40,7 +40,7 @@ from optimizer.atomic import atomic_write_text
 
 #: the issue's goal per call, seconds.
 GOAL_S = 2.0
-BASELINE_CONFIG = EngineConfig(coarse_inner_fraction=0, split_prune_terms=False)
+BASELINE_CONFIG = EngineConfig(coarse_inner_fraction=0, split_prune_terms=False, full_dft=False)
 COLUMNS = [
     "i",
     "case",

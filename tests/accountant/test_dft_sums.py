@@ -93,3 +93,49 @@ def test_delta_and_tradeoff_in_one_batch_equal_the_separate_curves():
         assert a.error <= max(1e-30, 1e-15 * a.value) and abs(a.value - b.value) <= a.error + b.error
     for a, b in zip(curve.alpha + curve.beta, c2.alpha + c2.beta):
         assert a.error <= 1e-25 and abs(a.value - b.value) <= a.error + b.error
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    st.integers(2, 400),
+    st.integers(1, 60),
+    st.lists(st.integers(-(10**7), 10**7), min_size=1, max_size=12),
+    st.integers(0, 2**32),
+)
+def test_full_dft_sums_equal_runs(N, n_nodes, ks, seed):
+    """One length-N DFT (every threshold, any sign or size: the sums are N-periodic in k)
+    against the run-by-run Horner sums."""
+    rnd = random.Random(seed)
+    nodes = sorted(rnd.sample(range(N // 2 + 1), min(n_nodes, N // 2 + 1)))
+    with workprec(160):
+        kr = [arb(rnd.uniform(-1, 1)) for _ in nodes]
+        ki = [arb(rnd.uniform(-1, 1)) for _ in nodes]
+        fast = Q._kernel_sums_full_dft(nodes, kr, ki, ks, N)
+        slow = Q._kernel_sums_runs(nodes, kr, ki, ks, N)
+    for a, b in zip(fast, slow):
+        assert a.overlaps(b)
+        assert a.rad() < 1e-35
+
+
+def test_full_dft_tails_bracket_the_convolution(monkeypatch):
+    """Scattered thresholds (no progression) through the full DFT (forced by
+    EngineConfig.full_dft_cost = 0) and through the runs (full_dft off): both meet the target,
+    overlap, and bracket the exact pmf tails."""
+    from accountant.quadrature import LatticeGroup, TailEngine
+
+    groups = (LatticeGroup(F(7, 3), 5, 2), LatticeGroup(F(11, 2), 3, 1), LatticeGroup(F(40, 7), 1, 2))
+    rnd = random.Random(7)
+    ks = sorted(rnd.sample(range(1, 160), 40))
+    calls = []
+    real = Q._kernel_sums_full_dft
+    monkeypatch.setattr(Q, "_kernel_sums_full_dft", lambda *a: calls.append(len(a[3])) or real(*a))
+    fast = TailEngine(groups, config=EngineConfig(full_dft_cost=0)).tails(ks, [1e-40] * len(ks))
+    assert sum(calls) == len(ks)
+    slow = TailEngine(groups, config=EngineConfig(full_dft=False)).tails(ks, [1e-40] * len(ks))
+    assert sum(calls) == len(ks)  # (the switch keeps it off)
+    dist = lattice_pmf([(g.sigma2, g.b, g.mult) for g in groups])
+    for k, a, b in zip(ks, fast, slow):
+        ref = tail(dist, k)
+        assert a.error <= 1e-40 and b.error <= 1e-40
+        assert abs(a.value - b.value) <= a.error + b.error
+        assert a.lower - mpmath.mpf("1e-50") <= ref <= a.upper + mpmath.mpf("1e-50"), (k, a, ref)

@@ -172,3 +172,117 @@ def test_saddle_point_pruning_keeps_deep_tails_certified_with_fewer_terms():
             slack = ref * mpmath.mpf("1e-55") + mpmath.mpf("1e-80")
             assert a.lower - slack <= ref <= a.upper + slack, (ref, a)
             assert abs(a.value - b.value) <= a.error + b.error
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.floats(-300, 0), min_size=1, max_size=80))
+def test_upper_hull_is_a_concave_majorant(ys):
+    """_upper_hull: H ≥ y everywhere, and H's second differences are ≤ 0 (up to rounding)."""
+    import numpy as np
+
+    from accountant.split import _upper_hull
+
+    y = np.array(ys)
+    h = _upper_hull(y)
+    assert (h >= y).all()
+    if len(h) >= 3:
+        assert (h[2:] - 2 * h[1:-1] + h[:-2] <= 1e-9 * (1 + np.abs(h[1:-1]))).all()
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    st.integers(5, 60),
+    st.integers(1, 40),
+    st.integers(1, 40),
+    st.floats(0.5, 400),
+    st.floats(0.5, 400),
+    st.lists(st.tuples(st.integers(-3000, 3000), st.floats(-120, -1)), min_size=1, max_size=8),
+    st.integers(0, 2**32),
+)
+def test_kept_range_contains_every_term_the_pruning_keeps(R, d_a, d_b, v_u, v_v, wins, seed):
+    """_bisect_kept_range narrows each window to an interval that holds every u the saddle-point
+    pruning keeps (log φ̄_u − t₊²/(2 v_V) above the window's threshold, t = ⌈(k − d_a u)/d_b⌉),
+    for log-concave and for bumpy (non-log-concave, with zero-mass holes) weights."""
+    import random
+
+    import numpy as np
+
+    from accountant.split import _bisect_kept_range, _upper_hull
+
+    rnd = random.Random(seed)
+    us = np.arange(-R, R + 1)
+    log_phi = -(us.astype(float) ** 2) / (2 * v_u)
+    if seed % 2:  # bumpy: noise and holes
+        log_phi = log_phi + np.array([rnd.uniform(-8, 0) for _ in us])
+        log_phi[[rnd.randrange(len(us)) for _ in range(3)]] = -1e6
+    ks = [k for k, _ in wins]
+    thr = np.array([t for _, t in wins])
+    enum = [(-R, R)] * len(ks)
+    got = _bisect_kept_range(enum, ks, _upper_hull(log_phi), R, d_a, d_b, v_v, thr)
+    for (lo, hi), k, th in zip(got, ks, thr):
+        for u in range(-R, R + 1):
+            t = -((d_a * u - k) // d_b)
+            tp = max(float(t), 0.0)
+            b = log_phi[u + R] - tp * tp / (2 * v_v * (1 + 1e-12))
+            if b > th - 1e-9 * (1 + abs(th)):
+                assert lo <= u <= hi, (u, lo, hi, k, th)
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    st.lists(st.tuples(st.floats(-1, 1), st.floats(0, 1e-30)), min_size=1, max_size=10),
+    st.integers(64, 1200),
+    st.integers(0, 600),
+)
+def test_narrowed_fixed_point_keeps_its_error_bounds(vals, bits, shift):
+    """_narrowed: X' = ⌊X/2^shift⌋ at `bits` fractional bits still satisfies
+    |x − X'·2^−bits| ≤ e' for every x in the ball (and |X'|·2^−bits ≤ the magnitude bound)."""
+    from flint import arb, ctx
+
+    from accountant.split import FLOAT_ERROR_MAX_BITS, _fixed_point, _fixed_point_int, _narrowed
+
+    def exact(a):  # an exact Arb value as a Fraction
+        man, exp = a.man_exp()
+        return F(int(man)) * F(2) ** int(exp)
+
+    old = ctx.prec
+    ctx.prec = bits + shift + 64
+    try:
+        balls = [arb(v, r) for v, r in vals]
+        top = bits + shift
+        ulp = F(1, 2**bits)
+        ends = [(exact(x.mid()) - exact(x.rad().mid()), exact(x.mid()) + exact(x.rad().mid())) for x in balls]
+        if top <= FLOAT_ERROR_MAX_BITS:
+            X, mags, errs = _narrowed(_fixed_point(balls, top), shift, bits)
+            for (lo, hi), Xi, m, e in zip(ends, X, mags, errs):
+                approx = int(Xi) * ulp
+                assert max(abs(lo - approx), abs(hi - approx)) <= F(float(e))
+                assert abs(approx) <= F(float(m))
+        else:
+            X, E = _narrowed(_fixed_point_int(balls, top), shift, bits)
+            for (lo, hi), Xi, Ei in zip(ends, X, E):
+                approx = int(Xi) * ulp
+                assert max(abs(lo - approx), abs(hi - approx)) <= int(Ei) * ulp
+    finally:
+        ctx.prec = old
+
+
+def test_chunked_window_terms_give_the_same_tails():
+    """EngineConfig.split_chunk_terms (how many window terms are enumerated, pruned and summed
+    at a time) changes memory, not results: chunks of 7 terms and the default give the same
+    balls, which bracket the convolution."""
+    from accountant.pmf import PmfEngine
+
+    d_a, d_b = 37, 3
+    v_u = sum(F(g.mult * g.b * g.b) * g.sigma2 for g in A)
+    ks = list(range(-400, 900, 17))
+    targets = [1e-30 if i % 2 else 1e-12 for i in range(len(ks))]
+    one = SplitEngine(PmfEngine(A), PmfEngine(B), d_a, d_b, v_u).tails(ks, targets)
+    small = SplitEngine(PmfEngine(A), PmfEngine(B), d_a, d_b, v_u, EngineConfig(split_chunk_terms=7)).tails(ks, targets)
+    full = [(g.sigma2, g.b * d_a, g.mult) for g in A] + [(g.sigma2, g.b * d_b, g.mult) for g in B]
+    dist = lattice_pmf(full)
+    for k, t, a, b in zip(ks, targets, one, small):
+        assert a.lower == b.lower and a.upper == b.upper
+        assert a.error <= t
+        ref = tail(dist, k)
+        assert a.lower - mpmath.mpf("1e-45") <= ref <= a.upper + mpmath.mpf("1e-45")
