@@ -249,7 +249,7 @@ class SplitEngine:
                 enum = _bisect_kept_range(enum, ks, _upper_hull(log_phi_np), R, d_a, d_b, v_vf, log_thr)
             window_len = np.array([max(0, ub - ua + 1) for _, _, _, ua, ub, _, _ in plan], dtype=np.int64)
             log_8n = np.log(8 * np.array(nt_list, dtype=float))
-            lengths, u_idx, t_int, tks_np, tmins = _window_terms(
+            lengths, u_idx, idx_all, tks_np, tmins = _window_terms(
                 enum,
                 ks,
                 R,
@@ -275,7 +275,6 @@ class SplitEngine:
             vv = arb(fmpq(v_v.numerator, v_v.denominator))
             v_u = arb(fmpq(self.v_u.numerator, self.v_u.denominator))
             one, zero = arb(1), arb(0)
-            idx_all = np.searchsorted(tks_np, t_int) if total else np.zeros(0, dtype=np.int64)
             window_sum: dict[int, arb] = {}  # plan index → Σ_u P[U = u]·P[V ≥ t(k, u)] over its window
             nonempty = np.flatnonzero(lengths > 0)
             if total and self.config.split_fixed_point:
@@ -348,9 +347,10 @@ def _window_terms(enum, ks, R, d_a, d_b, log_phi, v_v, log_thr, wide, log_tgt, l
 
     Window n holds u = e_a..e_b of ``enum[n]`` with inner threshold t = ⌈(k_n − d_a u)/d_b⌉.
     With ``log_thr`` (log τ_n/(8 n_n) per window), the saddle-point pruning drops the terms
-    whose bound φ̄_u·exp(−t₊²/(2 v_V)) is below it.  Returns (kept terms per window, their
-    u + R and t, window after window; the distinct t, sorted, with the smallest log target
-    any kept term asks of each: max(min(log_cap, log_tgt_n − log φ̄_u), log_floor_n))."""
+    whose bound φ̄_u·exp(−t₊²/(2 v_V)) is below it.  Returns (kept terms per window; their
+    u + R and the index of their t among the distinct t, window after window; the distinct t,
+    sorted; the smallest log target any kept term asks of each distinct t:
+    max(min(log_cap, log_tgt_n − log φ̄_u), log_floor_n))."""
     nw = len(enum)
     ea = np.array([e[0] for e in enum], dtype=object if wide else np.int64)
     lengths = np.array([max(0, e[1] - e[0] + 1) for e in enum], dtype=np.int64)
@@ -383,7 +383,8 @@ def _window_terms(enum, ks, R, d_a, d_b, log_phi, v_v, log_thr, wide, log_tgt, l
         t_parts.append(t)
         g_parts.append(np.maximum(np.minimum(log_cap, log_tgt[w] - lp), log_floor[w]))
     if not u_parts:
-        return kept, np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64), np.zeros(0)
+        empty = np.zeros(0, dtype=np.int64)
+        return kept, empty, empty, empty, np.zeros(0)
     u_idx = np.concatenate(u_parts)
     t_all = np.concatenate(t_parts)
     tgt = np.concatenate(g_parts)
@@ -395,12 +396,14 @@ def _window_terms(enum, ks, R, d_a, d_b, log_phi, v_v, log_thr, wide, log_tgt, l
     if not huge and t_max - t_min <= 4 * len(t_int) + 1024:  # dense: one slot per t of the range
         mins = np.full(t_max - t_min + 1, np.inf)
         np.minimum.at(mins, t_int - t_min, tgt)
-        present = np.flatnonzero(np.isfinite(mins))
-        return kept, u_idx, t_int, present + t_min, mins[present]
+        seen = np.isfinite(mins)
+        present = np.flatnonzero(seen)
+        rank = np.cumsum(seen) - 1  # slot → index among the distinct t
+        return kept, u_idx, rank[t_int - t_min], present + t_min, mins[present]
     tks_np, inv = np.unique(t_int, return_inverse=True)
     tmins = np.full(len(tks_np), np.inf)
     np.minimum.at(tmins, inv, tgt)
-    return kept, u_idx, t_int, tks_np, tmins
+    return kept, u_idx, inv.astype(np.int64), tks_np, tmins
 
 
 def _upper_hull(y: np.ndarray) -> np.ndarray:

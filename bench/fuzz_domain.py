@@ -209,7 +209,11 @@ def main(argv=None) -> int:
     p.add_argument("--eps-max", type=float, default=50.0)
     p.add_argument("--limit", type=float, default=30.0, help="seconds per call before it counts as a timeout")
     p.add_argument("--baseline", action="store_true", help="also time each call with the speed switches off")
-    p.add_argument("--out", default="reports/benchmarks/fuzz_domain.csv")
+    p.add_argument(
+        "--out",
+        default=None,
+        help="CSV path (default reports/benchmarks/fuzz_domain.csv, with --cases fuzz_cases.csv)",
+    )
     p.add_argument("--cases", action="store_true", help="time the named regression cases instead of random draws")
     p.add_argument("--quiet", action="store_true")
     args = p.parse_args(argv)
@@ -246,7 +250,7 @@ def main(argv=None) -> int:
     w = csv.DictWriter(buf, fieldnames=COLUMNS, lineterminator="\n")
     w.writeheader()
     w.writerows(rows)
-    out = Path(args.out)
+    out = Path(args.out or f"reports/benchmarks/{'fuzz_cases' if args.cases else 'fuzz_domain'}.csv")
     out.parent.mkdir(parents=True, exist_ok=True)
     atomic_write_text(out, buf.getvalue())
     atomic_write_text(out.with_suffix(".json"), json.dumps(summary, indent=2) + "\n")
