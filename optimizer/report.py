@@ -454,16 +454,13 @@ def vet_pairs(run: RunInputs, allocations: dict[str, Any]) -> None:
     run.pairs = run.pairs_file = run.pairs_inputs = None
 
 
-def _col(row: dict, *names: str):
-    """The first present, non-empty column among ``names`` (then any column containing them)."""
-    for n in names:
-        if row.get(n) not in (None, ""):
-            return row[n]
-    for n in names:
-        for k, v in row.items():
-            if n in k and v not in (None, ""):
-                return v
-    return None
+def _cell(row: dict, name: str, where: str):
+    """Column ``name`` of a row of a run's table (``None`` when empty); a row without that
+    column is not of this schema (optimizer.run_result) and is refused, naming the table."""
+    if name not in row:
+        raise ValueError(f"{where}: no column {name!r} (columns: {', '.join(row)}); not a run of this version")
+    v = row[name]
+    return None if v in (None, "") else v
 
 
 # ====================================================================== tables
@@ -476,10 +473,10 @@ def per_query_table(acc: Accounting, run: RunInputs) -> list[dict]:
     for g, q, rho in acc.allocation.items():
         s2 = 1 / rho
         r = opt_rows.get((g, q), {})
-        uni = _col(r, "uniform_sigma2")
+        uni = _cell(r, "uniform_sigma2", "per_query.csv") if r else None
         uni_s2 = _mpf(uni) if uni is not None else _mpf(s2 * acc.uniform_multiplier)
-        zo = _col(r, "zcdp_optimum_sigma2")
-        op = _col(r, "optimized_sigma2")
+        zo = _cell(r, "zcdp_optimum_sigma2", "per_query.csv") if r else None
+        op = _cell(r, "optimized_sigma2", "per_query.csv") if r else None
         base = _mpf(s2)
 
         def drop(x, base=base):
@@ -545,8 +542,8 @@ def curves_table(acc: Accounting, run: RunInputs) -> list[dict]:
 def _optimized_curve(run: RunInputs) -> list[tuple[float, float]]:
     pts = []
     for r in run.curves or []:
-        e = _float(_col(r, "eps", "epsilon"))
-        d = _float(_col(r, "optimized_exact_delta", "delta_optimized_exact", "optimized"))
+        e = _float(_cell(r, "epsilon", "curves.csv"))
+        d = _float(_cell(r, "delta_optimized_exact", "curves.csv"))
         if e is not None and d is not None and d > 0:
             pts.append((e, d))
     return pts
@@ -554,13 +551,10 @@ def _optimized_curve(run: RunInputs) -> list[tuple[float, float]]:
 
 def _optimized_tradeoff(run: RunInputs) -> list[tuple[float, float]]:
     pts = []
-    for r in run.tradeoff or []:
-        if "curve" in r:  # long format: curve, zeta, alpha, beta, …
-            if r["curve"] != "optimized":
-                continue
-            a, b = _float(r.get("alpha")), _float(r.get("beta"))
-        else:
-            a, b = _float(_col(r, "optimized_alpha")), _float(_col(r, "optimized_beta"))
+    for r in run.tradeoff or []:  # long format: curve, zeta, alpha, beta, …
+        if _cell(r, "curve", "tradeoff.csv") != "optimized":
+            continue
+        a, b = _float(_cell(r, "alpha", "tradeoff.csv")), _float(_cell(r, "beta", "tradeoff.csv"))
         if a is not None and b is not None:
             pts.append((a, b))
     return pts
@@ -591,7 +585,7 @@ def _pair_matrix(run: RunInputs, eps_claim) -> tuple[list[list[float]], str, int
     n = max(max(int(r["pair_i"]), int(r["pair_j"])) for r in rows)
     m = [[math.nan] * n for _ in range(n)]
     for r in rows:
-        v = _float(_col(r, "delta_upper", "delta"))
+        v = _float(_cell(r, "delta_upper", src[1]))
         if v is None or v <= 0:
             continue
         i, j = int(r["pair_i"]) - 1, int(r["pair_j"]) - 1

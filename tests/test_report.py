@@ -85,14 +85,17 @@ def toy(tmp_path_factory):
             w.writerow([g, q, r, s2, s2 * 0.695, s2 * 0.6, s2 * (0.5 if g == "Block" else 0.7), 30.5, 0])
     with open(run / "curves.csv", "w", newline="") as fh:
         w = csv.writer(fh)
-        w.writerow(["eps", "zcdp_claim_delta", "baseline_exact_delta", "optimized_exact_delta"])
+        w.writerow(["epsilon", "epsilon_exact", "delta_zcdp_claim", "delta_baseline_exact", "delta_optimized_exact"])
         for k in range(10):
-            w.writerow([3 + k * 0.5, 10 ** (-3 - k), 10 ** (-5 - k), 10 ** (-4 - k)])
+            w.writerow([3 + k * 0.5, str(3 + k * 0.5), 10 ** (-3 - k), 10 ** (-5 - k), 10 ** (-4 - k)])
     with open(run / "tradeoff.csv", "w", newline="") as fh:
         w = csv.writer(fh)
-        w.writerow(["baseline_alpha", "baseline_beta", "optimized_alpha", "optimized_beta"])
+        w.writerow(["curve", "zeta", "alpha", "beta", "alpha_lower", "beta_lower"])
         for k in range(11):
-            w.writerow([k / 10, 1 - k / 10, k / 10, max(0.0, 0.95 - k / 10)])
+            w.writerow(["baseline", k, k / 10, 1 - k / 10, k / 10, 1 - k / 10])
+        for k in range(11):
+            b = max(0.0, 0.95 - k / 10)
+            w.writerow(["optimized", k, k / 10, b, k / 10, b])
     write_toy_pairs(run, Allocation.from_toml(ALLOC))
     return d
 
@@ -121,6 +124,22 @@ def test_read_run(toy):
     run = read_run(toy / "run")
     assert run.optimize["confirmed"] is True and len(run.per_query) == 4 and run.pairs_file == "profile_pairs.csv"
     assert read_run(toy / "missing").optimize is None
+
+
+def test_a_run_table_of_another_schema_is_refused_by_name(toy, tmp_path):
+    """The report reads a run's tables by their exact column names (optimizer.run_result); a
+    curves.csv in another layout (here the pre-RunResult one, ε as ``eps``) is refused with the
+    table and the missing column named, not matched by substring."""
+    import shutil
+
+    run = tmp_path / "run"
+    shutil.copytree(toy / "run", run)
+    with open(run / "curves.csv", "w", newline="") as fh:
+        w = csv.writer(fh)
+        w.writerow(["eps", "optimized_exact_delta"])
+        w.writerow([3, 1e-5])
+    with pytest.raises(ValueError, match=r"curves.csv: no column 'epsilon'"):
+        build_report(load_scenario(toy / "toy.toml"), run, tmp_path / "out")
 
 
 @pytest.fixture(scope="module")
