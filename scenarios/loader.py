@@ -45,7 +45,6 @@ from __future__ import annotations
 import hashlib
 import re
 import tomllib
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from fractions import Fraction
 from pathlib import Path
@@ -507,8 +506,3 @@ def load_scenario(name_or_path: str | Path) -> Scenario:
             f"not UTF-8 text (byte 0x{data[exc.start]:02x}); a scenario file must be UTF-8 TOML",
         ) from None
     return parse_scenario(text, shown, expect_name=expect)
-
-
-def weights_mapping(s: Scenario) -> Mapping[str, Mapping[str, Fraction]]:
-    """``{"geolevel": {...}, "query": {...}}`` (plain dicts)."""
-    return {"geolevel": dict(s.geolevel_weights), "query": dict(s.query_weights)}
