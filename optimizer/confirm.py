@@ -24,7 +24,8 @@ from pathlib import Path
 from typing import Any
 
 from .allocation import Allocation
-from .search import Target, _composition, mpf_to_fraction
+from .search import Target, mpf_to_fraction
+from .search.proxy import _composition
 
 __all__ = ["Confirmation", "confirm", "fresh_pairs", "pair_curve_job", "pair_delta_job", "paths_of"]
 

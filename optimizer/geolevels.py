@@ -115,7 +115,8 @@ def geolevel_view(
     """Per geolevel of ``alloc``: promised and exact ε at ``delta``, unused budget, variance drop."""
     from accountant.decimals import decimal_string
 
-    from .search import Target, _calibrate_rhos, target_from_allocation
+    from .search import Target, target_from_allocation
+    from .search.calibrate import _calibrate_rhos
 
     _model(model)
     rows = []

@@ -391,7 +391,7 @@ def optimize(
             "xtol_final": S.XTOL_FINAL,
             "xtol_search": S.XTOL_SEARCH,
         },
-        "versions": S._versions(),
+        "versions": S.study._versions(),
         "git_commit": _git_commit(),
         "seconds": time.perf_counter() - t_start,
     }

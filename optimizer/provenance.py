@@ -38,8 +38,10 @@ __all__ = [
 RESULT_FORMAT = 3  # 3: delta_grid.csv and confirm_pairs.csv
 
 _ROOT = Path(__file__).resolve().parent.parent
-#: optimizer modules that compute numbers (report/cli/runner/atomic only present or move them)
+#: optimizer modules that compute numbers, relative to ``optimizer/`` (the report package, the
+#: commands, cli, runner, formatting and atomic only present or move them)
 _COMPUTE_MODULES = (
+    "accounting.py",
     "allocation.py",
     "confirm.py",
     "curve_target.py",
@@ -53,7 +55,13 @@ _COMPUTE_MODULES = (
     "published_variance.py",
     "provenance.py",
     "run_result.py",
-    "search.py",
+    "search/__init__.py",
+    "search/calibrate.py",
+    "search/convex.py",
+    "search/proxy.py",
+    "search/study.py",
+    "search/target.py",
+    "search/variance.py",
     "side_effects.py",
     "spine.py",
 )

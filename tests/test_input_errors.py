@@ -204,7 +204,7 @@ def test_tiny_weight_is_parsed_exactly_and_the_message_is_right():
     assert "is > 0" in msg and "must be > 0" not in msg and "1e-100" in msg
     # the optimizer's own check (library use, no scenario file): exact Fraction > 0, correct reason
     from optimizer.allocation import load_builtin
-    from optimizer.search import _weights
+    from optimizer.search.variance import _weights
 
     alloc = load_builtin("pl94-units")
     weights = {(g, q): Fraction(1) for g, q, _ in alloc.items()}

@@ -17,15 +17,18 @@ import pytest
 
 from optimizer import search as S
 from optimizer.allocation import load_builtin
+from optimizer.search import study
 
 
 @pytest.fixture
 def fast(monkeypatch):
     """Calibration of every trial and of the best shape: instant, deterministic fakes."""
     d = SimpleNamespace(upper=F(1, 10**11), lower=F(1, 10**12))
-    monkeypatch.setattr(S, "_calibrate_rhos", lambda rhos, target, **kw: (F(11, 10), d, 1))
+    monkeypatch.setattr(study, "_calibrate_rhos", lambda rhos, target, **kw: (F(11, 10), d, 1))
     monkeypatch.setattr(
-        S, "calibrate_shape", lambda shape, target, **kw: S.Calibration(F(11, 10), shape.scaled(F(11, 10)), d, 1, 0.0)
+        study,
+        "calibrate_shape",
+        lambda shape, target, **kw: S.Calibration(F(11, 10), shape.scaled(F(11, 10)), d, 1, 0.0),
     )
 
 
@@ -159,7 +162,7 @@ def test_sqlite_url_study_is_locked_and_resumes_with_new_parameters(alloc, tmp_p
 
     db = tmp_path / "study.db"
     url = f"sqlite:///{db}"
-    assert S._journal_path(url, "t") == db
+    assert study._journal_path(url, "t") == db
     with S.study_lock(db), pytest.raises(S.StudyLockedError, match=r"study\.db is in use by pid"):
         _run_on(alloc, url, 1)
     _run_on(alloc, url, 5)
@@ -173,7 +176,7 @@ def test_database_server_storage_is_shared_not_locked():
     """A database server may be shared by several runs on purpose: not locked, and runs at the same
     time (same seed, same number of trials seen) draw different parameter sequences."""
     for url in ("postgresql://u@host/db", "mysql+pymysql://u@host/db", "sqlite://", "sqlite:///:memory:"):
-        assert S._journal_path(url, "t") is None, url
-    assert S._journal_path("sqlite:////abs/x.db", "t") == Path("/abs/x.db")
-    a, b = S._shared_seed(5, 7, "h:1:0"), S._shared_seed(5, 7, "h:2:0")
-    assert a != b and a == S._shared_seed(5, 7, "h:1:0")
+        assert study._journal_path(url, "t") is None, url
+    assert study._journal_path("sqlite:////abs/x.db", "t") == Path("/abs/x.db")
+    a, b = study._shared_seed(5, 7, "h:1:0"), study._shared_seed(5, 7, "h:2:0")
+    assert a != b and a == study._shared_seed(5, 7, "h:1:0")

@@ -8,6 +8,7 @@ import pytest
 from optimizer import search as S
 from optimizer.allocation import load_builtin
 from optimizer.pairs import MAIN_PAIR, dhc_persons_paths
+from optimizer.search.proxy import _full_path_rho
 
 # brentq brackets c to ~1e-14 relative, then c is stepped down ≤ ~1e-11: a few 1e-9 is generous.
 C_TOL = 3e-9
@@ -27,7 +28,7 @@ def test_target_bun_steinke_and_cks(alloc):
 
 def test_proxy_is_main_pair(alloc):
     p13 = dhc_persons_paths(alloc)[MAIN_PAIR[0] - 1]
-    assert sorted(S._full_path_rho(alloc)) == sorted(p13.rho)
+    assert sorted(_full_path_rho(alloc)) == sorted(p13.rho)
     assert S.proxy_composition(alloc).rho == alloc.total_rho
 
 

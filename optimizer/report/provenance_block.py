@@ -1,0 +1,101 @@
+"""The report's provenance table: input hashes, the run's seed and tolerances, versions."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import platform
+from pathlib import Path
+
+from optimizer.accounting import DELTA_RTOL, DELTA_TOL, EPS_TOL, Accounting
+from optimizer.report.inputs import RunInputs, _sha256
+
+_ROOT = Path(__file__).resolve().parent.parent.parent
+
+
+def _versions() -> dict[str, str]:
+    from importlib import metadata
+
+    out = {"python": platform.python_version()}
+    for pkg in ("census-plb", "numpy", "mpmath", "python-flint", "matplotlib"):
+        try:
+            out[pkg] = metadata.version(pkg)
+        except metadata.PackageNotFoundError:
+            out[pkg] = "not installed"
+    return out
+
+
+def _code_hash() -> str:
+    """sha256 over the accountant sources, the accounting-only view and the report package (what
+    computed and printed the numbers)."""
+    h = hashlib.sha256()
+    opt = _ROOT / "optimizer"
+    files = [
+        *sorted((_ROOT / "accountant").glob("*.py")),
+        opt / "accounting.py",
+        opt / "formatting.py",
+        *sorted((opt / "report").glob("*.py")),
+        *sorted((opt / "report" / "templates").iterdir()),
+    ]
+    for p in files:
+        h.update(p.name.encode() + b"\0" + p.read_bytes())
+    return h.hexdigest()
+
+
+def _allocation_file(name: str) -> Path | None:
+    from optimizer import allocation as am
+
+    entry = getattr(am, "_BUILTINS", {}).get(name)
+    if entry:
+        return Path(am.__file__).resolve().parent / "data" / "census2020" / entry[0]
+    p = Path(name)
+    return p if p.is_file() else None
+
+
+def provenance(acc: Accounting, run: RunInputs) -> list[tuple[str, str]]:
+    sc = acc.scenario
+    rows: list[tuple[str, str]] = []
+    src = Path(sc.source)
+    rows.append(("scenario file", f"scenarios/{src.name} (sha256 {sc.sha256})"))
+    af = _allocation_file(sc.allocation)
+    if af is not None:
+        rows.append(("allocation", f"{sc.allocation}: {af.name} (sha256 {_sha256(af)})"))
+    for name, h in sorted(run.hashes.items()):
+        rows.append((f"run input {name}", f"sha256 {h}"))
+    if run.directory is None or run.optimize is None:
+        rows.append(("mode", "accounting-only (no optimizer output): proxy pair and uniform rescale computed here"))
+    o = run.optimize or {}
+    for key in (
+        "seed",
+        "commit",
+        "git_commit",
+        "config hash",
+        "config_hash",
+        "run_hash",
+        "tolerances",
+        "versions",
+        "study_name",
+        "trials_run",
+        "best_trial",
+        "n_pairs_confirmed",
+        "worst_pair",
+        "worst_pair_delta",
+        "target_epsilon",
+        "target_delta",
+        "objective",
+    ):
+        if key in o:
+            v = o[key]
+            rows.append((f"optimizer {key}", v if isinstance(v, str) else json.dumps(v, sort_keys=True)))
+    if "seed" not in o:
+        rows.append(("scenario seed / trials", f"{sc.seed} / {sc.trials}"))
+    rows.append(
+        (
+            "accountant tolerances (this report)",
+            f"delta: abs {DELTA_TOL:g}, rel {DELTA_RTOL:g}; epsilon bisection {EPS_TOL:g}; "
+            "uniform rescale: optimizer.search.uniform_rescale (exact c, the optimizer's stage 1)",
+        )
+    )
+    rows.append(("code hash (accountant + report)", _code_hash()))
+    rows.append(("versions (this report)", ", ".join(f"{k} {v}" for k, v in _versions().items())))
+    return rows
