@@ -18,10 +18,19 @@ a sum of non-negative terms known to relative precision:
 * α > 1/2: with q = 1 − α, u = T_{−k} − q and w = q − T_{1−k} from the complements.
 
 Then t = u/(u + w), 1 − t = w/(u + w), and β is increasing in both β's and decreasing in t, so
-its interval ends come from the matching ends of u, w and the β_j.  When α lies inside the
-enclosure of some α_j (the bracket cannot be certified), the monotone bound
-β(α) ∈ [β_{k_lo}, β_{k_hi}] over the certified outer bracket is returned instead (still
-rigorous, wider, and flagged by its tolerance).
+its interval ends come from the matching ends of u, w and the β_j.
+
+When α lies inside the enclosure of some α_v (α given to more digits than the tails carry, e.g.
+a vertex's value printed to 40 digits; or vertices that coincide to the tails' precision), no
+adjacent bracket can be certified, only α_{k_hi} < α ≤ α_{k_lo} with k_lo < v < k_hi.  Then β
+comes from convexity: with the chord slope S = (β_{k_hi} − β_v)/(α_v − α_{k_hi}) ≥ 0,
+
+    β_v + min(α_v − α, 0)·S  ≤  β(α)  ≤  β_v + max(α_v − α, 0)·S
+
+(below the chord on [α_{k_hi}, α_v], above its extension past α_v), whose width is that of β_v
+plus |α_v − α|·S, |α_v − α| ≤ the width of α_v's enclosure: as precise as a separated bracket.
+Only when that fails (no positive lower bound of α_v − α_{k_hi}) is the monotone bound
+β(α) ∈ [β_{k_lo}, β_{k_hi}] returned (still rigorous, wider, and flagged by its tolerance).
 """
 
 from __future__ import annotations
@@ -42,6 +51,12 @@ _MAX_DOUBLINGS = 64
 #: ``SEARCH_POINTS // 2`` steps either side of the centre); more per call was measured slower on the
 #: coarse sandwich, whose cost grows with thresholds: 256 points 12.9 s vs 16 points 4.2 s per β.
 SEARCH_POINTS = 16
+
+
+def _between_tails(m1: int, m2: int) -> list[int]:
+    """The small-side thresholds (all ≥ 1) that give P[m1 ≤ Y < m2] = T_{m1} − T_{m2}, m1 < m2
+    (T_m = 1 − T_{1−m} for m ≤ 0 by the symmetry of Y)."""
+    return [m for m in (m1, m2, 1 - m1, 1 - m2) if m >= 1]
 
 
 def normal_quantile_guess(alpha: Fraction) -> float:
@@ -72,8 +87,8 @@ def tradeoff_at(
         sd: standard deviation of Y (planning of the search only).
         small_tail: certified P[Y ≥ m] for a list of thresholds m ≥ 1 (relative precision).
 
-    Returns ``(β, bracketed)``: ``bracketed`` is False when the certified bracket was not
-    adjacent (the wider monotone bound was used).
+    Returns ``(β, bracketed)``: ``bracketed`` is False when neither an adjacent bracket nor the
+    convexity bound at an undecided vertex could be certified (the wider monotone bound was used).
     """
     if not (0 < alpha < 1):
         raise ValueError(f"tradeoff_at: alpha must be in (0, 1), got {alpha}")
@@ -146,9 +161,18 @@ def tradeoff_at(
         a, b = a2, b2
     k_lo, k_hi = a, b
     # one last batch: the β vertices β_j = T_{2C+1−j} from the small side, and the α tails of
-    # the final formula (T_{k+1}, T_k, or their complements T_{−k}, T_{1−k})
+    # the final formula (T_{k+1}, T_k, or their complements T_{−k}, T_{1−k}); when α is
+    # undecided against a vertex v, the tails of α_v, α_v − α_{k_hi} and β_{k_hi} − β_v instead
     alpha_side = [k_lo + 1, k_lo, 1 - k_lo] if low_side else [-k_lo, 1 - k_lo]
-    prefetch([two_c + 1 - j for j in (k_lo, k_hi)] + [j - two_c for j in (k_lo, k_hi)] + alpha_side)
+    # the vertex v of the final formula when α is undecided against vertices between k_lo and
+    # k_hi: one whose α_v was fetched and straddles α, with the narrowest enclosure
+    undecided = [j for j in pts if k_lo < j < k_hi and order(j) == 0]
+    vertex = min(undecided, key=lambda j: (s(j) if low_side else s(1 - j)).error) if undecided else None
+    if vertex is not None:
+        v = vertex
+        alpha_side = [v, 1 - v, *_between_tails(v, k_hi), *_between_tails(two_c + 1 - k_hi, two_c + 1 - v)]
+    js = (k_lo, k_hi) if vertex is None else (k_lo, k_hi, vertex)
+    prefetch([two_c + 1 - j for j in js] + [j - two_c for j in js] + alpha_side)
 
     def beta_vertex(j: int) -> tuple:
         m = two_c + 1 - j
@@ -158,8 +182,44 @@ def tradeoff_at(
         c = s(1 - m)
         return down(1 - c.upper), up(1 - c.lower)
 
+    def between(m1: int, m2: int) -> tuple:  # P[m1 ≤ Y < m2] = T_{m1} − T_{m2} (m1 < m2)
+        if m1 >= 1:
+            a1, a2 = s(m1), s(m2)
+            lo, hi = down(a1.lower - a2.upper), up(a1.upper - a2.lower)
+        elif m2 <= 0:  # (1 − T_{1−m1}) − (1 − T_{1−m2})
+            c1, c2 = s(1 - m1), s(1 - m2)
+            lo, hi = down(c2.lower - c1.upper), up(c2.upper - c1.lower)
+        else:  # 1 − T_{1−m1} − T_{m2}
+            c1, a2 = s(1 - m1), s(m2)
+            lo, hi = down(down(1 - c1.upper) - a2.upper), up(up(1 - c1.lower) - a2.lower)
+        return max(lo, _mpf(0)), hi
+
     bl_lo, bl_hi = beta_vertex(k_lo)  # β at the vertex with the larger α (smaller β)
     bh_lo, bh_hi = beta_vertex(k_hi)
+    if vertex is not None:
+        # α_{k_hi} < α ≤ α_{k_lo} is certified, but not α's side of α_v for v in between (α lies in
+        # their enclosures; several v when vertices coincide, P[Y = j] = 0).  β is convex: on
+        # [α_{k_hi}, α_v] it lies below the chord from vertex k_hi to vertex v, and for α ≥ α_v
+        # above that chord's extension, so with S = (β_{k_hi} − β_v)/(α_v − α_{k_hi}) ≥ 0,
+        #   β_v + min(α_v − α, 0)·S ≤ β(α) ≤ β_v + max(α_v − α, 0)·S,
+        # as precise as if α had been separated from α_v (|α_v − α| is within α_v's enclosure)
+        v = vertex
+        if low_side:  # α_v − α = T_v − q
+            t = s(v)
+            d_lo, d_hi = down(t.lower - q_hi), up(t.upper - q_lo)
+        else:  # α_v − α = (1 − T_{1−v}) − (1 − q)
+            c = s(1 - v)
+            d_lo, d_hi = down(q_lo - c.upper), up(q_hi - c.lower)
+        den = between(v, k_hi)[0]  # α_v − α_{k_hi}
+        if den > 0:
+            bv_lo, bv_hi = beta_vertex(v)
+            slope_hi = up(between(two_c + 1 - k_hi, two_c + 1 - v)[1] / den)  # β_{k_hi} − β_v over it
+            lo = down(bv_lo + down(min(d_lo, _mpf(0)) * slope_hi))
+            hi = up(bv_hi + up(max(d_hi, _mpf(0)) * slope_hi))
+            lo, hi = max(lo, bl_lo, _mpf(0)), min(hi, bh_hi, _mpf(1))  # monotone bound too
+            if not (lo <= hi):
+                raise ArithmeticError(f"tradeoff_at: empty enclosure [{lo}, {hi}] at alpha = {alpha}")
+            return Certified(lo, hi), True
     if k_hi != k_lo + 1:
         return Certified(max(bl_lo, _mpf(0)), min(bh_hi, _mpf(1))), False
     k = k_lo
