@@ -46,6 +46,7 @@ from .spine import DHC_GEOLEVELS, Pattern, patterns_for
 
 __all__ = [
     "DEFAULT_DELTA_ZCDP",
+    "CacheDisagreementWarning",
     "PairSpec",
     "ReleaseProfile",
     "certified_tolerance_met",
@@ -55,6 +56,7 @@ __all__ = [
     "epsilon_tolerance_met",
     "pair_job",
     "pair_specs",
+    "recheck_worst_pairs",
     "release_patterns",
     "release_profile",
     "tolerance_target",
@@ -391,6 +393,147 @@ def _cert(lo: str, hi: str):
     return Certified.from_bounds(mpmath.mpf(lo), mpmath.mpf(hi))
 
 
+class CacheDisagreementWarning(UserWarning):
+    """A cached pair result contradicts a fresh computation of the same job: the cache entry is
+    wrong (edited and resealed, or written by faulty code); the fresh result is used."""
+
+
+#: a cached bound more than this many decimal orders below the largest upper bound at its ε is
+#: compared as [0, 10^-RECHECK_ORDERS] of it (wider, so at most more candidates): an exact
+#: Fraction of δ ≈ 10^-2000000 costs a second to build
+RECHECK_ORDERS = 1000
+
+
+def _scaled_bound(lo: str, hi: str, top: int) -> Any:
+    """The interval [lo, hi] (decimal strings) times 10^-top, as exact Fractions (a positive
+    common factor per ε: the order of the pairs, hence the worst one, is unchanged)."""
+    import decimal
+    from types import SimpleNamespace
+
+    ctx = decimal.Context(prec=100, Emin=decimal.MIN_EMIN, Emax=decimal.MAX_EMAX)
+    floor = Fraction(1, 10**RECHECK_ORDERS)
+    out = []
+    for text, side in ((lo, -1), (hi, +1)):
+        d = decimal.Decimal(text)
+        if d and d.adjusted() - top < -RECHECK_ORDERS:
+            out.append(floor if side > 0 else (-floor if d < 0 else Fraction(0)))
+        else:
+            out.append(Fraction(d.scaleb(-top, context=ctx)))
+    return SimpleNamespace(lower=out[0], upper=out[1])
+
+
+def recheck_worst_pairs(
+    specs: Sequence[PairSpec],
+    results: dict[tuple[int, int], dict],
+    fresh_now: set,
+    *,
+    cache_dir: str | os.PathLike,
+    workers: int | None = 1,
+    scheduler: Any = None,
+    progress: bool = False,
+) -> tuple[list[tuple[int, int]], list[dict]]:
+    """Recompute without the cache every pair that may be the worst at some ε — its upper bound
+    reaches the worst pair's lower bound — until every such pair is fresh, as ``optimize``'s
+    confirmation does (the same loop: :func:`optimizer.confirm._verify_worst`, one ε at a time).
+
+    ``results`` (``{pair: pair_job result}``, from the runner) is updated in place with the fresh
+    results; ``fresh_now`` holds the pairs the runner computed in this run (not read from the
+    cache), which are not recomputed. A few pairs are recomputed in this process, more through
+    the pool (or ``scheduler``) with an empty, throw-away cache. Returns (the pairs recomputed,
+    the disagreements: ``{"pair", "eps", "cached": [lower, upper], "fresh": [lower, upper],
+    "cache_file"}`` for every (pair, ε) whose cached interval and fresh interval are disjoint;
+    each such pair also raises a :class:`CacheDisagreementWarning` naming its cache file)."""
+    import decimal
+    import tempfile
+    import warnings
+    from types import SimpleNamespace
+
+    from .confirm import FRESH_POOL_MIN, _verify_worst
+    from .runner import job_id, run_jobs
+
+    if not specs:
+        return [], []
+    by_pair = {s.pair: s for s in specs}
+    eps = list(specs[0].eps)
+    pair_list = sorted(results)
+    cached = dict(results)
+    fresh: dict[tuple[int, int], dict] = {}
+
+    def compute(todo) -> None:
+        need = [tuple(p) for p in todo if tuple(p) not in fresh]
+        if not need:
+            return
+        if len(need) >= FRESH_POOL_MIN and (scheduler is not None or workers != 1):
+            with tempfile.TemporaryDirectory(prefix="census-plb-fresh-") as d:
+                raw = run_jobs(
+                    pair_job,
+                    [by_pair[p] for p in need],
+                    d,
+                    workers=workers,
+                    scheduler=scheduler,
+                    progress=progress,
+                    label="re-checking the worst pairs without the cache: pair",
+                )
+        else:
+            raw = [pair_job(by_pair[p]) for p in need]
+        fresh.update(zip(need, raw))
+
+    verified = set(fresh_now)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for k, e in enumerate(eps):
+            now = {p: fresh.get(p, results[p]) for p in pair_list}  # pairs recomputed at earlier ε are fresh
+            uppers = [decimal.Decimal(r["delta_upper"][k]) for r in now.values()]
+            top = max((u.adjusted() for u in uppers if u), default=0)
+
+            def bound(r: dict, k: int = k, top: int = top) -> Any:
+                return _scaled_bound(r["delta_lower"][k], r["delta_upper"][k], top)
+
+            def verify(_current, _points, todo, bound=bound) -> dict:
+                compute(todo)
+                return {tuple(p): [bound(fresh[tuple(p)])] for p in todo}
+
+            deltas = {p: [bound(now[p])] for p in pair_list}
+            point = SimpleNamespace(epsilon=e, delta_fraction=Fraction(1))
+            _verify_worst(None, [point], pair_list, deltas, verify, verified)
+    for w in caught:  # the confirmation's own wording is replaced by the one below
+        if not str(w.message).startswith("confirm: the stored"):
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+    results.update(fresh)
+
+    disagreements = []
+    D = decimal.Decimal
+    for p in sorted(fresh):
+        old, new = cached[p], fresh[p]
+        bad = []
+        for k, e in enumerate(eps):
+            lo_c, hi_c, lo_f, hi_f = (
+                old["delta_lower"][k],
+                old["delta_upper"][k],
+                new["delta_lower"][k],
+                new["delta_upper"][k],
+            )
+            if D(hi_c) < D(lo_f) or D(hi_f) < D(lo_c):
+                bad.append({"pair": list(p), "eps": e, "cached": [lo_c, hi_c], "fresh": [lo_f, hi_f]})
+        if bad:
+            path = str(FsPath(cache_dir) / f"{job_id(by_pair[p], pair_job)}.json")
+            for b in bad:
+                b["cache_file"] = path
+            first = bad[0]
+            warnings.warn(
+                CacheDisagreementWarning(
+                    f"the cached result of pair [{p[0]}, {p[1]}] ({path}) disagrees with a fresh computation "
+                    f"at {len(bad)} of {len(eps)} ε (at ε = {first['eps'][:20]}: cached δ in "
+                    f"[{first['cached'][0]}, {first['cached'][1]}], fresh [{first['fresh'][0]}, "
+                    f"{first['fresh'][1]}]); the entry is wrong (edited and resealed, or written by faulty "
+                    "code): the fresh value is reported; delete that file"
+                ),
+                stacklevel=3,
+            )
+            disagreements.extend(bad)
+    return sorted(fresh), disagreements
+
+
 def release_profile(
     allocation: Allocation | str,
     patterns: Sequence[Pattern] | None = None,
@@ -409,6 +552,7 @@ def release_profile(
     progress: bool = True,
     note: str | None = None,
     delta_zcdp: Sequence[str] | None = None,
+    recheck_worst: bool = True,
 ) -> ReleaseProfile:
     """Profile a release: run every pair of its paths, then take the worst case.
 
@@ -423,6 +567,9 @@ def release_profile(
         workers, scheduler, cache_dir, progress: passed to :func:`optimizer.runner.run_jobs`.
         note: text on the pattern source (default from :func:`release_patterns`).
         delta_zcdp: the δ_zCDP each ε came from (reported beside it), if any.
+        recheck_worst: recompute without the cache every pair read from it that may be the worst
+            at some ε (:func:`recheck_worst_pairs`, as ``optimize``'s confirmation does), so a wrong
+            but well-formed cache entry cannot move the reported worst pair.
 
     Returns:
         :class:`ReleaseProfile`; ``summary`` has ``n_pairs``, ``worst_pair``, ``worst_delta``,
@@ -434,7 +581,11 @@ def release_profile(
         with ``tradeoff`` also ``tradeoff_tolerance_met`` / ``tradeoff_tolerance_misses`` (pairs;
         ``tradeoff_tolerance_unknown``: pairs cached before the flag existed).
         Printed bounds are outward (``worst_delta_lower`` down, ``worst_delta_upper`` and
-        ``worst_delta_error`` up).
+        ``worst_delta_error`` up).  ``worst_pairs_fresh`` says every candidate for the worst pair
+        was computed by this run or recomputed without the cache, ``worst_pairs_recomputed``
+        lists the cached pairs recomputed, ``cache_disagreements`` the (pair, ε) whose cached
+        interval a fresh computation contradicted (the fresh result is used; a
+        :class:`CacheDisagreementWarning` names the cache file).
     """
     import mpmath
 
@@ -474,6 +625,7 @@ def release_profile(
     # the slowest, so submit them first; results are keyed by pair, so order is irrelevant.
     specs = sorted(specs, key=lambda sp: (len(sp.rho_i) + len(sp.rho_j), sp.pair))
     t0 = time.perf_counter()
+    computed: set[int] = set()
     raw = run_jobs(
         pair_job,
         specs,
@@ -482,9 +634,17 @@ def release_profile(
         scheduler=scheduler,
         progress=progress,
         label=f"accounting {name} ({len(eps)} ε{', trade-off curves' if tradeoff else ''}): pair",
+        computed=computed,
     )
-    seconds = time.perf_counter() - t0
     results = {tuple(r["pair"]): r for r in raw}
+    fresh_now = {specs[i].pair for i in computed}  # computed by this run: nothing stored to distrust
+    recomputed: list[tuple[int, int]] = []
+    disagreements: list[dict] = []
+    if recheck_worst:
+        recomputed, disagreements = recheck_worst_pairs(
+            specs, results, fresh_now, cache_dir=cache_dir, workers=workers, scheduler=scheduler, progress=progress
+        )
+    seconds = time.perf_counter() - t0
 
     # tolerance flags per (pair, ε) and per trade-off curve (recomputed from the strings for
     # results cached before the flags existed)
@@ -568,6 +728,7 @@ def release_profile(
             envelope = [(_dec(x), _dec(y)) for x, y in env]
 
     first = grid[0]
+    fresh_pairs = fresh_now | set(recomputed)
     summary = {
         "allocation": name,
         "profile_inputs": profile_inputs(alloc, tol=tol, rtol=rtol),
@@ -602,6 +763,11 @@ def release_profile(
         "n_tolerance_misses": len(misses),
         "tolerance_misses": misses[:MAX_LISTED_MISSES],
         "grid": grid,
+        # every pair that may be the worst at some ε was computed by this run or recomputed
+        # without the cache (recheck_worst_pairs): no stored number alone decides the worst case
+        "worst_pairs_fresh": all(tuple(c) in fresh_pairs for g in grid for c in g["candidates"]),
+        "worst_pairs_recomputed": [list(p) for p in recomputed],
+        "cache_disagreements": disagreements,
     }
     if tradeoff:
         summary["tradeoff_tol"] = tradeoff_tol

@@ -175,22 +175,28 @@ def run(args) -> int:
             only.append((i, j))
     patterns, note = release_patterns(name, alloc)
     cache = args.cache or os.path.join("runs", "pairs-cache", name)
-    prof = release_profile(
-        alloc,
-        patterns,
-        eps or None,
-        tol=args.tol,
-        tradeoff=args.tradeoff,
-        tradeoff_n=args.tradeoff_points,
-        limit_pairs=args.limit_pairs,
-        only_pairs=only,
-        workers=args.workers,
-        scheduler=args.scheduler,
-        cache_dir=cache,
-        progress=not args.no_progress,
-        note=note,
-        delta_zcdp=delta_zcdp,
-    )
+    import warnings
+
+    from optimizer.profile import CacheDisagreementWarning
+
+    with warnings.catch_warnings():  # said once below, from the summary
+        warnings.simplefilter("ignore", CacheDisagreementWarning)
+        prof = release_profile(
+            alloc,
+            patterns,
+            eps or None,
+            tol=args.tol,
+            tradeoff=args.tradeoff,
+            tradeoff_n=args.tradeoff_points,
+            limit_pairs=args.limit_pairs,
+            only_pairs=only,
+            workers=args.workers,
+            scheduler=args.scheduler,
+            cache_dir=cache,
+            progress=not args.no_progress,
+            note=note,
+            delta_zcdp=delta_zcdp,
+        )
     s = prof.summary
     s["allocation"] = name
     if not s["complete"]:
@@ -200,10 +206,12 @@ def run(args) -> int:
         files = {k: str(v) for k, v in write_profile(prof, args.out, stem=name).items()}
         s["files"] = files
     warning = tolerance_warning(s)
+    cache_warning = cache_disagreement_warning(s)
     if args.json:
         print(json.dumps(s, indent=1, ensure_ascii=False))
-        if warning:
-            print(f"census-plb pairs: {warning}", file=sys.stderr)
+        for w in (cache_warning, warning):
+            if w:
+                print(f"census-plb pairs: {w}", file=sys.stderr)
         return 0
     from accountant.decimals import decimal_string
 
@@ -228,12 +236,45 @@ def run(args) -> int:
         )
     if "tradeoff_envelope" in s:
         print(f"trade-off envelope: {s['tradeoff_envelope']['n_points']} vertices")
+    print(fresh_line(s))
+    if cache_warning:
+        print(cache_warning)
     if warning:
         print(warning)
     for _k, v in files.items():
         print(f"wrote {v}")
     print(f"({s['seconds']:.2f} s)")
     return 0
+
+
+def fresh_line(s: dict) -> str:
+    """One line saying where the reported worst pair(s) come from (never a cached number alone)."""
+    again = s.get("worst_pairs_recomputed") or []
+    listed = ", ".join("-".join(map(str, p)) for p in again[:10]) + (" …" if len(again) > 10 else "")
+    if not s.get("worst_pairs_fresh"):
+        return "worst pair(s): read from the cache, not recomputed"
+    if again:
+        return (
+            f"worst pair(s) recomputed fresh: {len(again)} cached candidate pair(s) recomputed without "
+            f"the cache ({listed})"
+        )
+    return "worst pair(s) recomputed fresh: every candidate was computed by this run (no cached value used)"
+
+
+def cache_disagreement_warning(s: dict) -> str | None:
+    """One warning line naming the pairs whose cached result a fresh computation contradicted."""
+    bad = s.get("cache_disagreements") or []
+    if not bad:
+        return None
+    pairs = sorted({tuple(b["pair"]) for b in bad})
+    b = bad[0]
+    listed = ", ".join(f"[{i}, {j}]" for i, j in pairs[:10]) + (" …" if len(pairs) > 10 else "")
+    return (
+        f"warning: the cached result of {len(pairs)} pair(s) ({listed}) disagrees with a fresh computation "
+        f"(pair [{b['pair'][0]}, {b['pair'][1]}] at eps = {b['eps'][:20]}: cached delta in [{b['cached'][0]}, "
+        f"{b['cached'][1]}], fresh [{b['fresh'][0]}, {b['fresh'][1]}]; cache file {b['cache_file']}); the fresh "
+        "values are reported: the cache entries are wrong (edited and resealed, or written by faulty code), delete them"
+    )
 
 
 def tolerance_warning(s: dict) -> str | None:

@@ -101,15 +101,28 @@ def test_release_profile_aggregates_and_resumes(tmp_path, monkeypatch):
     assert json.loads(files["json"].read_text())["n_pairs"] == 3
     assert not list((tmp_path / "out").glob(".*.tmp"))
 
-    # resume: a second run computes nothing (the accountant is never called)
+    # resume: a second run computes nothing but the worst pairs' candidates, recomputed without the
+    # cache (issue 32, item 5); with recheck_worst=False the accountant is never called
+    again = P.release_profile(
+        "dhc-persons", eps=[EPS_1E10, "20"], only_pairs=FAST, workers=1, cache_dir=cache, progress=False
+    )
+    assert again.summary["grid"] == s["grid"] and again.summary["worst_pairs_fresh"]
+    assert again.summary["worst_pairs_recomputed"] and not again.summary["cache_disagreements"]
+
     def boom(*a, **k):
         raise AssertionError("recomputed a cached pair")
 
     monkeypatch.setattr(accountant.Composition, "delta_curve", boom)
     again = P.release_profile(
-        "dhc-persons", eps=[EPS_1E10, "20"], only_pairs=FAST, workers=1, cache_dir=cache, progress=False
+        "dhc-persons",
+        eps=[EPS_1E10, "20"],
+        only_pairs=FAST,
+        workers=1,
+        cache_dir=cache,
+        progress=False,
+        recheck_worst=False,
     )
-    assert again.summary["grid"] == s["grid"]
+    assert again.summary["grid"] == s["grid"] and again.summary["worst_pairs_recomputed"] == []
 
 
 def test_release_profile_tradeoff_envelope(tmp_path):
