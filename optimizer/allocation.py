@@ -41,7 +41,7 @@ import json
 import math
 import tomllib
 from collections import Counter
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from functools import cache
@@ -658,24 +658,35 @@ def _parse_csv(
     declared_where: tuple[str, str] | None = None,
 ) -> Allocation:
     reader = csv.DictReader(io.StringIO(text))
-    header = reader.fieldnames or []
+    try:
+        header = reader.fieldnames or []
+    except csv.Error as exc:
+        raise _csv_error(exc, text, source, reader.line_num + 1, []) from None
     missing = [c for c in _CSV_REQUIRED if c not in header]
     if missing:
-        first = text.lstrip("\ufeff").split("\n", 1)[0].rstrip("\r")
+        # the file's own text is never quoted: it may be any file, e.g. one given by mistake
+        present = [c for c in _CSV_REQUIRED if c in header]
         raise AllocationError(
             source,
             1,
             missing[0],
             f"not an allocation CSV: missing required column(s) {', '.join(missing)} (the header "
-            f"must include {','.join(_CSV_REQUIRED)}); the first line starts "
-            f"'{_excerpt(first)}'",
+            f"must include {','.join(_CSV_REQUIRED)}; line 1 has {len(header)} column(s)"
+            + (f", among them {', '.join(present)})" if present else ", none of them required)"),
         )
     dupcols = {c for c in header if header.count(c) > 1}
     if dupcols:
         raise AllocationError(source, 1, sorted(dupcols)[0], "duplicate column name in header")
     rows: list[tuple[int, dict[str, str]]] = []
     records: list[_Record] = []
-    for row in reader:
+    rows_in = iter(reader)
+    while True:
+        try:
+            row = next(rows_in)
+        except StopIteration:
+            break
+        except csv.Error as exc:  # e.g. a field over csv's size limit: located, never quoted
+            raise _csv_error(exc, text, source, reader.line_num + 1, header) from None
         line = reader.line_num
         if None in row:
             raise AllocationError(source, line, None, f"more fields than the {len(header)} header columns")
@@ -697,6 +708,28 @@ def _parse_csv(
     )
     _check_declared_columns(alloc, rows, source)
     return alloc
+
+
+def _csv_error(exc: csv.Error, text: str, source: str, line: int, header: Sequence[str]) -> AllocationError:
+    """csv's own error (no file, no line) as a located one: the file, the line (``line``: the one
+    being read, one past csv's ``line_num``) and, for a field over csv's size limit, the column (the
+    first field on that line longer than the limit)."""
+    limit = csv.field_size_limit()
+    field = None
+    if "field limit" in str(exc):
+        lines = text.split("\n", line)
+        raw = lines[line - 1] if 0 < line <= len(lines) else ""
+        for i, piece in enumerate(raw.split(",")):
+            if len(piece) > limit:
+                field = header[i] if i < len(header) else f"column {i + 1}"
+                break
+        return AllocationError(
+            source,
+            line,
+            field,
+            f"a field is longer than the CSV limit of {limit} characters ({exc}); not an allocation CSV",
+        )
+    return AllocationError(source, line, field, f"cannot read the line as CSV ({exc})")
 
 
 def _check_declared_columns(alloc: Allocation, rows: list[tuple[int, dict[str, str]]], source: str) -> None:

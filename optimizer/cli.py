@@ -75,6 +75,18 @@ def _one_line_warning(command: str):
     return show
 
 
+#: the commands whose finished jobs are cached, so that a rerun resumes (``scenario``: its ``run``)
+CACHING_COMMANDS = ("pairs", "optimize", "report", "scenario")
+
+
+def _caches(args) -> bool:
+    """Whether the interrupted command keeps its finished work (``account``, ``geolevels``,
+    ``scenario list``/``compare`` compute nothing that is kept)."""
+    if args.command == "scenario":
+        return getattr(args, "action", None) == "run"
+    return args.command in CACHING_COMMANDS
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     argv, debug = _pop_debug(list(sys.argv[1:] if argv is None else argv))
@@ -96,7 +108,10 @@ def main(argv: list[str] | None = None) -> int:
             pass
         return 0
     except KeyboardInterrupt:
-        print("census-plb: interrupted (finished work is cached; rerun to resume)", file=sys.stderr)
+        if _caches(args):
+            print("census-plb: interrupted (finished work is cached; rerun to resume)", file=sys.stderr)
+        else:
+            print(f"census-plb {args.command}: interrupted (nothing was saved)", file=sys.stderr)
         return 130
     except (ValueError, TypeError, FileNotFoundError) as exc:
         if args.debug:

@@ -55,7 +55,7 @@ from typing import Any
 
 from .atomic import atomic_write_json
 
-__all__ = ["JobError", "canonical_json", "check_dask_workers", "job_id", "run_jobs"]
+__all__ = ["JobError", "SchedulerUnreachableError", "canonical_json", "check_dask_workers", "job_id", "run_jobs"]
 
 _FORMAT = 2  # cache file format version (stored in every file; 2: code version, result format, checksum)
 
@@ -461,6 +461,11 @@ def _exit_with_parent(parent_pid: int) -> None:
             pass
     if os.getppid() != parent_pid:  # the driver died before we got here
         os._exit(1)
+    import signal
+
+    # Ctrl-C reaches the whole process group: the driver alone decides (it stops the pool,
+    # :func:`_stop_pool`), so a worker neither dies with a traceback nor fails its job
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
 
     def watch() -> None:
         while True:
@@ -475,40 +480,63 @@ def _exit_with_parent(parent_pid: int) -> None:
 ORPHAN_POLL_SECONDS = 1.0
 
 
+#: seconds a terminated pool worker is given to exit before it is killed
+STOP_GRACE_SECONDS = 0.5
+
+
+def _stop_pool(pool: ProcessPoolExecutor) -> None:
+    """Stop a pool now (Ctrl-C, or the driver failing): cancel the pending jobs and terminate the
+    workers instead of waiting for their running jobs (which can take minutes); finished results
+    are already cached, the running ones are lost. A worker that outlives SIGTERM by
+    :data:`STOP_GRACE_SECONDS` is killed."""
+    # the executor keeps no public handle on its processes; _processes is {pid: Process}
+    procs = list((getattr(pool, "_processes", None) or {}).values())
+    pool.shutdown(wait=False, cancel_futures=True)
+    for p in procs:
+        if p.is_alive():
+            p.terminate()
+    deadline = time.monotonic() + STOP_GRACE_SECONDS
+    for p in procs:
+        p.join(max(0.0, deadline - time.monotonic()))
+        if p.is_alive():
+            p.kill()
+            p.join(STOP_GRACE_SECONDS)
+
+
 def _run_pool(fn, unique, pending, n_workers, finish) -> None:
     ctx = multiprocessing.get_context("spawn")
     first_error: BaseException | None = None
-    with ProcessPoolExecutor(
+    pool = ProcessPoolExecutor(
         max_workers=n_workers, mp_context=ctx, initializer=_exit_with_parent, initargs=(os.getpid(),)
-    ) as pool:
+    )
+    try:
         futures = {pool.submit(_timed_call, fn, unique[jid]): jid for jid in pending}
         remaining = set(futures)
-        try:
-            while remaining:
-                done, remaining = wait(remaining, return_when=FIRST_COMPLETED)
-                for fut in done:
-                    jid = futures[fut]
-                    if fut.cancelled():
-                        continue
-                    exc = fut.exception()
-                    if exc is not None:
-                        if first_error is None:
-                            first_error = JobError(jid, unique[jid], f"{type(exc).__name__}: {exc}")
-                            first_error.__cause__ = exc
-                            for other in remaining:
-                                other.cancel()  # running jobs finish and are still cached
-                        continue
-                    try:
-                        finish(jid, fut.result())
-                    except JobError as err:
-                        if first_error is None:
-                            first_error = err
-                            for other in remaining:
-                                other.cancel()
-        except BaseException:
-            for fut in remaining:
-                fut.cancel()
-            raise
+        while remaining:
+            done, remaining = wait(remaining, return_when=FIRST_COMPLETED)
+            for fut in done:
+                jid = futures[fut]
+                if fut.cancelled():
+                    continue
+                exc = fut.exception()
+                if exc is not None:
+                    if first_error is None:
+                        first_error = JobError(jid, unique[jid], f"{type(exc).__name__}: {exc}")
+                        first_error.__cause__ = exc
+                        for other in remaining:
+                            other.cancel()  # running jobs finish and are still cached
+                    continue
+                try:
+                    finish(jid, fut.result())
+                except JobError as err:
+                    if first_error is None:
+                        first_error = err
+                        for other in remaining:
+                            other.cancel()
+    except BaseException:  # Ctrl-C (KeyboardInterrupt) or a failure of the driver: stop at once
+        _stop_pool(pool)
+        raise
+    pool.shutdown(wait=True)  # after a job error the running jobs finish, and are still cached
     if first_error is not None:
         raise first_error
 
@@ -578,6 +606,14 @@ def _dask_call(fn: Callable, spec: Any) -> tuple[Any, float]:
     return _timed_call(fn, spec)
 
 
+#: seconds to wait for a Dask scheduler given by its address to answer
+SCHEDULER_CONNECT_SECONDS = 2.0
+
+
+class SchedulerUnreachableError(ValueError):
+    """The Dask scheduler address given cannot be reached (a ValueError: the address is bad input)."""
+
+
 #: address schemes a separate Dask scheduler can be reached by.
 SCHEDULER_SCHEMES = ("tcp", "tls", "ucx", "ws", "wss")
 
@@ -613,7 +649,16 @@ def _run_dask(fn, unique, pending, scheduler, finish) -> None:
             "install the optional extra: pip install 'census-plb[distributed]'"
         ) from None
     own = not hasattr(scheduler, "submit")
-    client = distributed.Client(scheduler) if own else scheduler
+    if own:
+        try:
+            client = distributed.Client(scheduler, timeout=SCHEDULER_CONNECT_SECONDS)
+        except (OSError, TimeoutError) as err:  # Dask's own default waits 30 s, then says little
+            raise SchedulerUnreachableError(
+                f"no Dask scheduler answered at {scheduler} within {SCHEDULER_CONNECT_SECONDS:g} s "
+                f"({type(err).__name__}); start one with `dask scheduler` and give its tcp://HOST:PORT address"
+            ) from err
+    else:
+        client = scheduler
     try:
         check_dask_workers(client)
         futures = {
