@@ -84,6 +84,36 @@ def test_resealed_cache_entry_does_not_move_the_worst_pair(tmp_path, capsys):
     assert "recomputed fresh" in out and "warning:" in out and f"[{other[0]}, {other[1]}]" in out
 
 
+def test_recheck_of_many_candidates_runs_on_the_pool(tmp_path, monkeypatch):
+    """Issue 32, item 5: the cached candidates are recomputed through the pool with an empty,
+    throw-away cache (FRESH_POOL_MIN lowered so that two candidates take that path); the true
+    worst pair is reported and the run's cache is left as it was."""
+    from optimizer import confirm
+    from optimizer import profile as P
+
+    cache = tmp_path / "cache"
+    only = [(1, 1), (1, 13), (13, 13)]
+    args = {"eps": [EPS_1E10], "only_pairs": only, "cache_dir": cache, "progress": False}
+    first = P.release_profile("dhc-persons", workers=1, **args).summary
+    other = next(list(p) for p in only if list(p) != first["worst_pair"])
+    _reseal_pair(cache, other, "1e-5")
+    before = {f.name: f.read_text(encoding="utf-8") for f in cache.iterdir()}
+    dirs: list[str] = []
+    real = runner.run_jobs
+
+    def spy(fn, specs, cache_dir, *a, **k):
+        dirs.append(str(cache_dir))
+        return real(fn, specs, cache_dir, *a, **k)
+
+    monkeypatch.setattr(runner, "run_jobs", spy)
+    monkeypatch.setattr(confirm, "FRESH_POOL_MIN", 1)
+    with pytest.warns(P.CacheDisagreementWarning, match=rf"pair \[{other[0]}, {other[1]}\].*fresh"):
+        again = P.release_profile("dhc-persons", workers=2, **args).summary
+    assert again["worst_pair"] == first["worst_pair"] and again["worst_delta"] == first["worst_delta"]
+    assert len(dirs) >= 2 and dirs[0] == str(cache) and str(cache) not in dirs[1:]  # pool runs, other cache
+    assert {f.name: f.read_text(encoding="utf-8") for f in cache.iterdir()} == before
+
+
 # ====================================================================== item 6 (a)
 def _children(pid: int) -> list[int]:
     out = []
