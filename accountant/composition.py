@@ -56,6 +56,12 @@ DEFAULT_RTOL = 1e-20
 DEFAULT_TRADEOFF_TOL = 1e-25
 #: retries with tightened internal targets when a result misses its tolerance.
 MAX_REFINEMENTS = 3
+#: ε(δ): recomputations (each at 1e-10 of the previous targets) of a δ whose interval straddles
+#: the target, when its engine can tighten it ...
+EPSILON_REFINEMENTS = 2
+#: ... and, where it cannot, how close (as a fraction of the band of ε it cannot separate) the
+#: bracket's ends are brought to that band.
+EPSILON_BAND_FRACTION = 1e-3
 #: tails (and δ) whose sub-Gaussian bound exp(−k²/(2v)) is below this are returned as the
 #: certified enclosure [0, bound] without integration (δ down to this keeps its relative
 #: tolerance; below it the answer is a clear "δ ≤ bound", flagged as a relative-tolerance miss).
@@ -183,6 +189,11 @@ class EpsilonResult:
         delta_at_value: the certified δ at ``value`` (its ``diagnostics`` say which engine
             computed it; also :attr:`diagnostics`).
         tol: the requested relative accuracy: value − lower ≤ tol·max(1, value).
+
+    The bracket is refined until it is that narrow or until no δ interval can separate the
+    target any further (an engine whose enclosures do not shrink with the request, such as the
+    coarse sandwich, has a band of ε whose δ intervals all contain the target); then
+    :attr:`tolerance_met` is False and :attr:`relative_width` says how loose ``value`` may be.
     """
 
     value: mpmath.mpf
@@ -200,6 +211,15 @@ class EpsilonResult:
         if self.lower is None:
             return self.value == 0
         return bool(self.value - self.lower <= self.tol * max(1, abs(self.value)))
+
+    @property
+    def relative_width(self) -> mpmath.mpf:
+        """(value − lower)/max(1, value), the bracket's width on the scale of :attr:`tol`
+        (``lower = None`` counts as 0): the exact ε(δ) is at most this much (relative to
+        max(1, ε)) below ``value``.  :attr:`tolerance_met` is ``relative_width ≤ tol`` (or
+        ε = 0 certified)."""
+        lo = mpmath.mpf(0) if self.lower is None else self.lower
+        return (self.value - lo) / max(1, abs(self.value))
 
     @property
     def diagnostics(self) -> EngineDiagnostics | None:
@@ -587,7 +607,10 @@ class Composition:
 
         Returned on the safe side: ``result.value`` certainly satisfies δ(value) ≤ delta, and
         ``result.lower`` (when not ``None``) certainly violates it; ``result.tolerance_met``
-        says whether the bracket is as narrow as ``tol`` asks.
+        says whether the bracket is as narrow as ``tol`` asks, ``result.relative_width`` how
+        narrow it is.  A δ interval that straddles ``delta`` is first recomputed at tighter
+        targets; where the engine cannot tighten it (the coarse sandwich), both ends are still
+        refined, each up to the band of ε the engine cannot separate.
         """
         target = _parse_exact(delta, "delta")
         if not (0 < target < 1):
@@ -603,6 +626,17 @@ class Composition:
 
         def dlt(e):
             return self.delta(e, tol=delta_tol)
+
+        def refined(e, d: Certified) -> Certified:
+            """δ(e) recomputed at tighter targets while its interval straddles the target and its
+            engine can tighten it (:data:`EPSILON_REFINEMENTS` times, each 1e-10 of the last)."""
+            t, r = delta_tol, DEFAULT_RTOL
+            for _ in range(EPSILON_REFINEMENTS):
+                if below(d) or above(d) or d.diagnostics is None or not d.diagnostics.improvable:
+                    break
+                t, r = t * 1e-10, r * 1e-10
+                d = self.delta(e, tol=t, rtol=r)
+            return d
 
         def below(d: Certified) -> bool:  # δ ≤ target, certainly
             return bool(d.upper <= tgt_lo)
@@ -651,32 +685,55 @@ class Composition:
         def logd(d: Certified):
             return mpmath.log(d.value) - mpmath.log(tgt_lo) if d.value > 0 else None
 
-        # Illinois regula falsi on log δ, keeping certified bracket ends
+        # Illinois regula falsi on log δ, keeping certified bracket ends.  A probe whose δ
+        # interval (refined as far as its engine can) straddles the target is on no certain
+        # side: from the first one on, the two ends are refined separately by bisection, hi
+        # down towards the highest such probe (a_u: not certainly below) and lo up towards the
+        # lowest (b_l: not certainly above), one probe per end in each engine batch.  [b_l, a_u]
+        # is the band this engine cannot separate; the ends stop within
+        # max(tol·max(1, hi), EPSILON_BAND_FRACTION·band) of it.
         f_lo = logd(d_lo) if d_lo.value > 0 else mpmath.mpf(1)
         f_hi = logd(d_hi) if d_hi.value > 0 else mpmath.mpf(-1)
         side = 0
-        for _ in range(200):
-            if hi - lo <= tol * max(1, abs(hi)):
-                break
-            x = hi - f_hi * (hi - lo) / (f_hi - f_lo) if f_hi != f_lo else (lo + hi) / 2
-            width = hi - lo
-            if not (lo < x < hi) or min(x - lo, hi - x) < width * 1e-3:
-                x = (lo + hi) / 2 if not (lo < x < hi) else x
-                x = min(max(x, lo + width * 1e-3), hi - width * 1e-3)  # keep progress
-            d = dlt(x)
-            fx = logd(d) if d.value > 0 else -mpmath.mpf(1)
-            if below(d):
-                hi, d_hi, f_hi = x, d, fx
-                if side == 1:
-                    f_lo /= 2
-                side = 1
-            elif above(d):
-                lo, d_lo, f_lo, lo_ok = x, d, fx, True
-                if side == -1:
-                    f_hi /= 2
-                side = -1
-            else:  # target inside the certified interval: cannot separate further
-                break
+        straddled = False
+        a_u, b_l = lo, hi
+        for _ in range(400):
+            slack = tol * max(1, abs(hi))
+            if not straddled:
+                if hi - lo <= slack:
+                    break
+                x = hi - f_hi * (hi - lo) / (f_hi - f_lo) if f_hi != f_lo else (lo + hi) / 2
+                width = hi - lo
+                if not (lo < x < hi) or min(x - lo, hi - x) < width * 1e-3:
+                    x = (lo + hi) / 2 if not (lo < x < hi) else x
+                    x = min(max(x, lo + width * 1e-3), hi - width * 1e-3)  # keep progress
+                xs = [x]
+            else:  # both ends at once, in one engine batch
+                slack = max(slack, EPSILON_BAND_FRACTION * max(a_u - max(b_l, lo), 0))
+                xs = [(a_u + hi) / 2] if hi - a_u > slack else []
+                xs += [(lo + b_l) / 2] if b_l - lo > slack else []
+                if not xs:
+                    break
+            for x, d in zip(xs, self.delta_curve(xs, tol=delta_tol)):
+                d = refined(x, d)
+                fx = logd(d) if d.value > 0 else -mpmath.mpf(1)
+                if below(d):
+                    if x < hi:
+                        hi, d_hi, f_hi = x, d, fx
+                    b_l = min(b_l, x)
+                    if side == 1:
+                        f_lo /= 2
+                    side = 1
+                elif above(d):
+                    if x > lo:
+                        lo, d_lo, f_lo, lo_ok = x, d, fx, True
+                    a_u = max(a_u, x)
+                    if side == -1:
+                        f_hi /= 2
+                    side = -1
+                else:  # target inside the certified interval: x is on neither certain side
+                    straddled = True
+                    a_u, b_l = max(a_u, x), min(b_l, x)
         return EpsilonResult(value=hi, lower=lo if lo_ok else None, delta_at_value=d_hi, tol=tol)
 
     # ------------------------------------------------------------------ f-DP
