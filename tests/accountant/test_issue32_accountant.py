@@ -95,3 +95,65 @@ def test_item1_tradeoff_on_a_vertex_against_the_oracle(components):
         assert beta.tolerance_met, (j, a, beta)
         lo, hi = O.beta(components, a)
         assert beta.lower <= hi and lo <= beta.upper, (j, beta, lo, hi)
+
+
+# ------------------------------------------------------------------ item 7
+#: five unit-shift families with coprime σ² (L = 2310): exact engines handle it in ~1 s, so the
+#: sandwich's answer can be checked against the exact δ.
+FIVE_COPRIME = [(F(2), 1, 1), (F(3), 1, 1), (F(5), 1, 1), (F(7), 1, 1), (F(11), 1, 1)]
+#: five families with coprime σ² denominators whose exact lattice is too fine (L = 680680, ~1e9
+#: kept nodes): the default configuration answers with the coarse sandwich.
+FIVE_COPRIME_COARSE = [(F(7, 3), 1, 1), (F(11, 2), 1, 1), (F(40), 1, 1), (F(13, 5), 1, 1), (F(17, 7), 1, 1)]
+
+
+def _check_sandwich_epsilon(comp: Composition, target: F):
+    """ε(target) on a sandwich composition: certified ends, honest flag, refined to the engine's
+    resolution (just inside either end the sandwich no longer certifies that end's side)."""
+    r = comp.epsilon(target)
+    assert r.diagnostics is not None and r.diagnostics.engine == "coarse", r.diagnostics
+    assert r.delta_at_value.upper <= target  # safe side, certified
+    assert r.lower is not None and comp.delta(r.lower).lower > target  # violating, certified
+    width = r.value - r.lower
+    assert r.relative_width == width / max(1, abs(r.value))
+    assert r.tolerance_met == (r.relative_width <= r.tol)
+    if not r.tolerance_met:
+        # the published end is refined as far as the sandwich separates: 1 % of the bracket
+        # below ``value`` its δ interval no longer certifies δ ≤ target.  (The lower end is
+        # refined the same way, up to the lowest probe it could not separate; the sandwich's
+        # intervals are not monotone in ε, so no such check is made there.)
+        assert not comp.delta(r.value - width / 100).upper <= target, r
+    return r
+
+
+def test_item7_epsilon_on_the_sandwich_contains_the_exact_value():
+    """Issue 32 item 7: on the coarse sandwich, ε(δ) no longer stops at the first probe whose δ
+    interval straddles the target (the value was 18.53 for an exact 3.6357 here, the bracket
+    [0.894, 18.53]).  The result's bracket (lower, value] contains the exact ε (δ at both ends
+    checked by the exact trapezoid), it is refined to the sandwich's resolution, and a bracket
+    wider than ``tol`` is flagged with its ``relative_width``."""
+    from accountant.coarse import CoarseEngine
+    from accountant.engine import EngineConfig
+
+    target = F(1, 1000)
+    forced = EngineConfig(direct_kept_max=5e3, coarse_kept=2.5e3)  # a small sandwich: wide band
+    comp = _comp(FIVE_COPRIME)
+    coarse = Composition(dict(comp.groups), config=forced)
+    assert isinstance(coarse._engine, CoarseEngine) and comp.delta(1).diagnostics.engine == "trapezoid"
+    r = _check_sandwich_epsilon(coarse, target)
+    # the exact ε lies in (lower, value]: certified by the exact engine at both ends
+    assert comp.delta(r.value).upper <= target
+    assert comp.delta(r.lower).lower > target
+    exact = comp.epsilon(target)
+    assert exact.tolerance_met and r.lower < exact.value <= r.value
+    if r.tolerance_met:
+        assert abs(r.value - exact.value) <= r.tol * max(1, exact.value) + (exact.value - exact.lower)
+    assert r.value < 1.2 * exact.value, (r.value, exact.value)  # was 5.1 times the exact value
+
+
+def test_item7_epsilon_on_a_default_sandwich_is_refined_and_flagged():
+    """Issue 32 item 7 on a composition the default configuration sends to the sandwich (five
+    coprime σ² denominators): the bracket is refined to the sandwich's resolution (it was
+    [3.9046, 3.9910], relative width 2.2 %, stopped at the first straddling probe) and flagged
+    with its width."""
+    r = _check_sandwich_epsilon(_comp(FIVE_COPRIME_COARSE), F(1, 1000))
+    assert not r.tolerance_met and r.tol < r.relative_width < 0.01, r
