@@ -42,6 +42,7 @@ from .exact import to_fraction
 from .lattice import Lattice
 from .mechanism import DiscreteGaussian
 from .quadrature import log_tail_estimate, workprec
+from .serial import serialized
 from .sieve import SieveTooWide
 from .tradeoff import tradeoff_at
 
@@ -79,10 +80,23 @@ SIGMA2_MIN = Fraction(1, 10**4)
 SIGMA2_MAX = Fraction(10**12)
 #: most mechanisms (with multiplicity) in one composition.
 MAX_COMPONENTS = 10**6
+#: the largest ε accepted: beyond it the exact thresholds ⌈ε·L⌉ are integers of thousands of
+#: digits, while δ(ε) is already below 10^(−10^900) for every supported composition (the bound
+#: e^(−k²/(2v)) with σ² ≤ 10^12 and at most MAX_COMPONENTS components)
+EPS_MAX_DIGITS = 1000
+EPS_MAX = Fraction(10**EPS_MAX_DIGITS)
+#: the largest binary exponent of an mpmath/float ε or α turned into an exact Fraction
+MAX_BINARY_EXPONENT = 10**6
 # The engine-choice switches (which engine answers, and when) are the fields of
 # accountant.engine.EngineConfig; the choice itself is made in accountant.choose.
 
 _ENGINE_TARGET_MIN = mpmath.mpf(10) ** ENGINE_TARGET_MIN_LOG10
+
+
+def _short_input(x) -> str:
+    """repr of a user input, cut to 40 characters (an ε of 10^5 digits is not echoed whole)."""
+    r = repr(x)
+    return r if len(r) <= 40 else f"{r[:37]}..."
 
 
 def _short(x: Fraction) -> str:
@@ -130,6 +144,8 @@ def _parse_exact(x, name: str) -> Fraction:
         if not mpmath.isfinite(m):
             raise ValueError(f"{name}: must be finite, got {x!r}")
         sign, man, exp, _ = m._mpf_
+        if abs(exp) > MAX_BINARY_EXPONENT:
+            raise ValueError(f"{name}: the binary exponent of {_short_input(x)} is beyond ±{MAX_BINARY_EXPONENT}")
         f = Fraction(man) * (Fraction(2) ** exp)
         return -f if sign else f
     return to_fraction(x, name=name)
@@ -393,6 +409,7 @@ class Composition:
     def _lattice_groups(self) -> tuple[LatticeGroup, ...]:
         return tuple(LatticeGroup(m.sigma2, b, c) for (m, c), b in zip(self.groups, self.lattice.weights))
 
+    @serialized
     def tails(self, ks: Iterable[int], tol: float = DEFAULT_TOL, rtol: float = DEFAULT_RTOL) -> list[Certified]:
         """Certified P[Y ≥ k] for integer thresholds k of the lattice variable Y = Σ b_k X_k.
 
@@ -468,6 +485,7 @@ class Composition:
         k = math.floor(x) + 1
         return k, k + self.lattice.two_c
 
+    @serialized
     def delta_curve(
         self, eps_values: Iterable, tol: float = DEFAULT_TOL, rtol: float = DEFAULT_RTOL
     ) -> list[Certified]:
@@ -478,6 +496,7 @@ class Composition:
         """
         return self._delta_curve(eps_values, tol, rtol)[0]
 
+    @serialized
     def delta_and_tradeoff(
         self,
         eps_values: Iterable,
@@ -532,8 +551,8 @@ class Composition:
         fracs = []
         for i, e in enumerate(eps_list):
             f = _parse_exact(e, f"eps[{i}]")
-            if f < 0:
-                raise ValueError(f"eps[{i}]: must be >= 0, got {e!r}")
+            if not (0 <= f <= EPS_MAX):
+                raise ValueError(f"eps[{i}]: must be in [0, 1e{EPS_MAX_DIGITS}], got {_short_input(e)}")
             fracs.append(f)
         v = self.v_sg
         batches = _Batches()
@@ -598,10 +617,12 @@ class Composition:
         extra = [c.with_diagnostics(final[id(extra_diag)]) for c in extra]
         return [d.with_target(tol, rtol, final[id(g)]) for d, g in zip(results, diag)], extra  # type: ignore[union-attr]
 
+    @serialized
     def delta(self, eps, tol: float = DEFAULT_TOL, rtol: float = DEFAULT_RTOL) -> Certified:
         """Certified δ(ε) = sup_S P(S) − e^ε Q(S) (hockey-stick divergence) of the composition."""
         return self.delta_curve([eps], tol, rtol)[0]
 
+    @serialized
     def epsilon(self, delta, tol: float = 1e-12, delta_tol: float = DEFAULT_TOL) -> EpsilonResult:
         """Smallest ε (to within ``tol``·max(1, ε)) with certified δ(ε) ≤ ``delta``.
 
@@ -742,6 +763,7 @@ class Composition:
         U = sd * math.sqrt(2 * math.log(8 / tol))
         return max(1, math.ceil(U / float(self.lattice.c)))
 
+    @serialized
     def tradeoff_curve(
         self,
         zeta: Iterable | None = None,
@@ -804,6 +826,7 @@ class Composition:
             diagnostics=diagnostics,
         )
 
+    @serialized
     def tradeoff(self, alpha, tol: float = DEFAULT_TRADEOFF_TOL, rtol: float = DEFAULT_RTOL) -> Certified:
         """β = T(P, Q)(α): the smallest type-II error at type-I error α (exact, randomised tests).
 

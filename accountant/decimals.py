@@ -95,6 +95,24 @@ def _ratio(x: Any) -> tuple[int, int] | None:
     return (man << exp, 1) if exp >= 0 else (man, 1 << -exp)
 
 
+def _dyadic(x: Any) -> tuple[int, int, int] | None:
+    """(num, den, e2) with x = num/den·2^e2 exactly (den > 0); ``None`` for zero.
+
+    Unlike :func:`_ratio` it never forms 2^|e2|: an mpmath number keeps its binary exponent,
+    which may have millions of digits (δ bounds of e^(−k²/(2v)) at huge ε), so printing it
+    costs the same as printing 1e-30."""
+    mpf = getattr(x, "_mpf_", None)
+    if mpf is None:
+        r = _ratio(x)
+        return None if r is None else (r[0], r[1], 0)
+    sign, man, exp, _ = mpf
+    if not man:
+        if exp:
+            raise ValueError(f"decimal: not finite: {x!r}")
+        return None
+    return (-man if sign else man), 1, exp
+
+
 def exact_fraction(x: Any) -> Fraction:
     """The exact rational value of a finite number (see the module docstring for the types).
 
@@ -115,6 +133,25 @@ def half_width(c: Any) -> Fraction:
     return (exact_fraction(hi) - exact_fraction(lo)) / 2
 
 
+def _sum_dyadic(lo: Any, hi: Any, sign: int) -> tuple[int, int, int] | None:
+    """hi + sign·lo as (num, den, e2) exactly (see :func:`_dyadic`); ``None`` for zero.  Two mpmath
+    numbers are added on their mantissas (no 2^|exponent| is formed); other types exactly as
+    fractions."""
+    a, b = _dyadic(hi), _dyadic(lo)
+    if a is None and b is None:
+        return None
+    if b is None:
+        return a
+    if a is None:
+        return (sign * b[0], b[1], b[2])
+    if a[1] == 1 and b[1] == 1:  # both dyadic: align the binary exponents exactly
+        e = min(a[2], b[2])
+        num = (a[0] << (a[2] - e)) + sign * (b[0] << (b[2] - e))
+        return (num, 1, e) if num else None
+    f = exact_fraction(hi) + sign * exact_fraction(lo)
+    return (f.numerator, f.denominator, 0) if f else None
+
+
 def _ends(c: Any) -> tuple[Any, Any]:
     if hasattr(c, "lower") and hasattr(c, "upper"):
         return c.lower, c.upper
@@ -129,47 +166,60 @@ def _ends(c: Any) -> tuple[Any, Any]:
 HUGE_EXPONENT = 4000
 
 
-def _huge_ratio(num: int, den: int, n: int, mode: str, e10: int) -> str:
-    """:func:`decimal_ratio` for |exponent| > HUGE_EXPONENT: m = |x|/10^e10 at p bits (relative
-    error < 2^(−p+8) after a few roundings), widened by 2^(−p+16) on the requested side."""
+def _huge_ratio(num: int, den: int, n: int, mode: str, e2: int = 0) -> str:
+    """:func:`decimal_ratio` of x = num/den·2^e2 when |log10 x| > HUGE_EXPONENT (any size of e2).
+
+    log10|x| = log10(a/d) + e2·log10 2 is formed at p + 64 + bitlen(e2) bits (p = 4n + 96), so
+    its absolute error stays below 2^−(p+60) however large e2 is; e10 = ⌊log10|x|⌋ and the
+    mantissa m = 10^(log10|x| − e10) then have relative error < 2^−(p+48) (with the truncation
+    of a and d to p + 64 leading bits), and a directed result is widened by 2^(16−p) on its side."""
     import mpmath
 
     p = 4 * n + 96
-    with mpmath.workprec(p):
-        # truncate both integers to p + 64 leading bits (relative error < 2^−(p+63) each,
-        # inside the margin below); converting multi-megabit ints directly is very slow
-        a_, d_ = abs(num), den
-        sa, sd = max(0, a_.bit_length() - p - 64), max(0, d_.bit_length() - p - 64)
+    neg = num < 0
+    want_up = (mode == "up") != neg  # magnitude rounded up?
+    # truncate both integers to p + 64 leading bits (relative error < 2^−(p+63) each, inside the
+    # margin below); converting multi-megabit ints directly is very slow
+    a_, d_ = abs(num), den
+    sa, sd = max(0, a_.bit_length() - p - 64), max(0, d_.bit_length() - p - 64)
+    with mpmath.workprec(p + 64 + max(1, abs(e2)).bit_length()):
         x = mpmath.ldexp(mpmath.mpf(a_ >> sa) / mpmath.mpf(d_ >> sd), sa - sd)
-        m = x / mpmath.power(10, e10)
+        log10x = mpmath.log10(x) + e2 * mpmath.log10(2)
+        e10 = int(mpmath.floor(log10x))
+        m = mpmath.power(10, log10x - e10)
+    with mpmath.workprec(p):
+        m = +m
         while m >= 10:
             m, e10 = m / 10, e10 + 1
         while m < 1:
             m, e10 = m * 10, e10 - 1
         margin = mpmath.mpf(2) ** (16 - p)
-        neg = num < 0
-        want_up = (mode == "up") != neg  # magnitude rounded up?
         if mode == "nearest":
             q = int(mpmath.nint(m * 10 ** (n - 1)))
         elif want_up:
             q = int(mpmath.ceil(m * (1 + margin) * 10 ** (n - 1)))
         else:
             q = int(mpmath.floor(m * (1 - margin) * 10 ** (n - 1)))
+            if q < 10 ** (n - 1):  # the margin took m below 1: n digits of the next decade down
+                q, e10 = int(mpmath.floor(m * (1 - margin) * 10**n)), e10 - 1
     if q >= 10**n:
         q, e10 = -(-q // 10) if (mode != "nearest" and want_up) else q // 10, e10 + 1
     digits = str(q).rjust(n, "0")
     return f"{'-' if neg else ''}{digits[0]}.{digits[1:] or '0'}e{e10}"
 
 
-def decimal_ratio(num: int, den: int, n: int, mode: str) -> str:
-    """:func:`decimal_string` of num/den (den > 0, num ≠ 0), scientific notation."""
+def decimal_ratio(num: int, den: int, n: int, mode: str, e2: int = 0) -> str:
+    """:func:`decimal_string` of num/den·2^e2 (den > 0, num ≠ 0), scientific notation."""
     if mode not in MODES:
         raise ValueError(f"decimal: mode must be one of {MODES}, got {mode!r}")
     a = abs(num)
     # e10 = ⌊log10 |x|⌋: estimate from bit lengths, then correct exactly
-    e10 = math.floor((a.bit_length() - den.bit_length()) * math.log10(2))
-    if abs(e10) > HUGE_EXPONENT:
-        return _huge_ratio(num, den, n, mode, e10)
+    bits = a.bit_length() - den.bit_length() + e2
+    if abs(bits) > 4 * HUGE_EXPONENT or abs(e10 := math.floor(bits * math.log10(2))) > HUGE_EXPONENT:
+        return _huge_ratio(num, den, n, mode, e2)
+    if e2:  # |e2| < 4 · HUGE_EXPONENT here: cheap to fold in exactly
+        num, den = (num << e2, den) if e2 > 0 else (num, den << -e2)
+        a = abs(num)
     while a * 10 ** max(0, -e10) < den * 10 ** max(0, e10):
         e10 -= 1
     while a * 10 ** max(0, -(e10 + 1)) >= den * 10 ** max(0, e10 + 1):
@@ -237,10 +287,10 @@ def decimal_string(x: Any, n: int = DEFAULT_DIGITS, mode: str = "nearest", *, no
     _check_n(n)
     if mode not in MODES:
         raise ValueError(f"decimal: mode must be one of {MODES}, got {mode!r}")
-    r = _ratio(x)
+    r = _dyadic(x)
     if r is None:
         return "0.0"
-    return _notate(decimal_ratio(r[0], r[1], n, mode), n, notation)
+    return _notate(decimal_ratio(r[0], r[1], n, mode, r[2]), n, notation)
 
 
 def outward(x: Any, direction: int, n: int = DEFAULT_DIGITS, *, notation: str = "sci") -> str:
@@ -260,7 +310,9 @@ def format_error_up(err: Any, n: int = 3) -> str:
     """An error bound rounded up to ``n`` digits; given an interval (``lower``/``upper``), its
     exact half-width (:func:`half_width`) is used rather than the rounded ``.error``."""
     if hasattr(err, "lower") and hasattr(err, "upper"):
-        err = half_width(err)
+        _check_n(n)
+        r = _sum_dyadic(err.lower, err.upper, -1)  # upper − lower, exactly
+        return "0.0" if r is None else decimal_ratio(r[0], r[1], n, "up", r[2] - 1)
     return decimal_string(err, n, "up")
 
 
@@ -291,6 +343,5 @@ def mid_decimal(c: Any, n: int = DEFAULT_DIGITS, *, notation: str = "sci") -> st
     num = (m1 << (e1 - e)) + (m2 << (e2 - e))  # lower + upper = num·2^e
     if not num:
         return "0.0"
-    e -= 1  # halve
-    s = decimal_ratio(num << e, 1, n, "nearest") if e >= 0 else decimal_ratio(num, 1 << -e, n, "nearest")
+    s = decimal_ratio(num, 1, n, "nearest", e - 1)  # halved
     return _notate(s, n, notation)

@@ -20,6 +20,7 @@ True
 from __future__ import annotations
 
 import math
+import re
 from decimal import Decimal
 from fractions import Fraction
 from numbers import Rational
@@ -57,15 +58,34 @@ def to_fraction(value: object, name: str = "value") -> Fraction:
     if isinstance(value, Decimal):
         if not value.is_finite():
             raise ValueError(f"{name}: got non-finite Decimal {value!r}")
+        _check_exponent(int(value.as_tuple().exponent), value, name)
         return Fraction(value)
     if isinstance(value, str):
         text = value.strip()
+        m = _EXPONENT.search(text)
+        if m:
+            _check_exponent(int(m.group(1)) if len(m.group(1)) <= 12 else 10**12, value, name)
         try:
             frac = Fraction(text)
         except (ValueError, ZeroDivisionError) as exc:
             raise ValueError(f"{name}: cannot parse {value!r} as an exact rational ({exc})") from None
         return frac
     raise TypeError(f"{name}: got {type(value).__name__} {value!r}; expected int, Fraction or exact string")
+
+
+#: the largest decimal exponent accepted in an exact input ("1e100000"): beyond it the exact
+#: integer 10^e alone would take gigabytes and minutes to form
+MAX_DECIMAL_EXPONENT = 100_000
+_EXPONENT = re.compile(r"[eE]\s*([+-]?\d+)\s*$")
+
+
+def _check_exponent(exponent: int, value: object, name: str) -> None:
+    if abs(exponent) > MAX_DECIMAL_EXPONENT:
+        shown = repr(value) if len(repr(value)) <= 40 else f"{repr(value)[:37]}..."
+        raise ValueError(
+            f"{name}: the decimal exponent of {shown} is beyond ±{MAX_DECIMAL_EXPONENT} (not an exact input "
+            "this library can form)"
+        )
 
 
 def from_float(x: float, rounding: str, name: str = "value") -> Fraction:

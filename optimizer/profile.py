@@ -36,6 +36,8 @@ from fractions import Fraction
 from pathlib import Path as FsPath
 from typing import Any
 
+import mpmath
+
 from accountant.decimals import decimal_ratio, decimal_string, exact_fraction, format_error_up, mid_decimal, outward
 
 from .allocation import Allocation, load_builtin
@@ -151,13 +153,21 @@ _outward = outward
 
 
 # ====================================================================== tolerance flags
-def tolerance_target(c, tol: float | None, rtol: float | None) -> Fraction | None:
-    """min(tol, rtol·|midpoint|) of an interval, exactly (``None`` when neither is given)."""
-    parts = []
+def tolerance_target(c, tol: float | None, rtol: float | None) -> Fraction | mpmath.mpf | None:
+    """min(tol, rtol·|midpoint|) of an interval, exactly (``None`` when neither is given).
+
+    Ends that are mpmath numbers are added and scaled exactly in binary (an exact mpf), never
+    turned into fractions: a δ bound near 10^(−10^9) has a 3·10^9-bit denominator."""
+    parts: list = []
     if tol is not None:
-        parts.append(Fraction(tol))
+        parts.append(mpmath.mpf(tol) if isinstance(tol, float) else Fraction(tol))
     if rtol is not None:
-        parts.append(Fraction(rtol) * abs(exact_fraction(c.lower) + exact_fraction(c.upper)) / 2)
+        lo, hi = c.lower, c.upper
+        if hasattr(lo, "_mpf_") and hasattr(hi, "_mpf_") and isinstance(rtol, float):
+            mid = mpmath.ldexp(mpmath.fadd(lo, hi, exact=True), -1)
+            parts.append(abs(mpmath.fmul(mpmath.mpf(rtol), mid, exact=True)))
+        else:
+            parts.append(Fraction(rtol) * abs(exact_fraction(lo) + exact_fraction(hi)) / 2)
     return min(parts) if parts else None
 
 

@@ -29,6 +29,8 @@ HELP = "certified δ(ε) / ε(δ) of a composition of discrete Gaussian mechanis
 
 #: most components (listed mechanisms × --count) one command accepts
 MAX_COMPONENTS = 100_000
+#: most significant digits printed (a directed decimal of more digits is no more certain)
+MAX_DIGITS = 1000
 #: relative bracket tolerance of the ε(δ) search (Composition.epsilon's default)
 EPS_TOL = 1e-12
 #: digits of the zCDP comparison columns in the text table
@@ -62,7 +64,7 @@ def configure(p) -> None:
     p.add_argument("--delta", default="", help="comma-separated δ values: report the safe ε(δ)")
     p.add_argument("--tol", type=float, default=1e-35, help="absolute error tolerance (default 1e-35)")
     p.add_argument("--rtol", type=float, default=1e-20, help="relative error tolerance (default 1e-20)")
-    p.add_argument("--digits", type=int, default=20, help="significant digits printed (>= 1, default 20)")
+    p.add_argument("--digits", type=int, default=20, help=f"significant digits printed (1 to {MAX_DIGITS}, default 20)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
 
 
@@ -84,6 +86,22 @@ def _check_size(args) -> int:
             f"exceeds the limit of {MAX_COMPONENTS} (MAX_COMPONENTS)"
         )
     return total
+
+
+def _check_eps(values: list[str]) -> None:
+    """Refuse an --eps value outside the accountant's range [0, 10^EPS_MAX_DIGITS] before any work,
+    naming the option and the value (cut to 40 characters)."""
+    from accountant.composition import EPS_MAX, EPS_MAX_DIGITS
+    from accountant.exact import to_fraction
+
+    for i, text in enumerate(values):
+        shown = text if len(text) <= 40 else f"{text[:37]}..."
+        try:
+            f = to_fraction(text, f"--eps value {i + 1}")
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"--eps {shown}: {exc}") from None
+        if not (0 <= f <= EPS_MAX):
+            raise ValueError(f"--eps {shown}: must be in [0, 1e{EPS_MAX_DIGITS}] (value {i + 1} of --eps)")
 
 
 def _rho_note(args) -> str | None:
@@ -113,9 +131,10 @@ def run(args) -> int:
     from optimizer.profile import certified_tolerance_met, epsilon_tolerance_met, tolerance_target
 
     n = args.digits
-    if n < 1:
-        raise ValueError(f"--digits must be >= 1, got {n}")
+    if not (1 <= n <= MAX_DIGITS):
+        raise ValueError(f"--digits must be in [1, {MAX_DIGITS}], got {n}")
     _check_size(args)
+    _check_eps(_split(args.eps))
     mechs = [DiscreteGaussian(s) for s in args.sigma2] + [DiscreteGaussian.from_rho(r) for r in args.rho]
     eps_list, delta_list = _split(args.eps), _split(args.delta)
     if not eps_list and not delta_list:
