@@ -17,6 +17,7 @@ from __future__ import annotations
 import functools
 import math
 from collections.abc import Iterator
+from dataclasses import dataclass
 from fractions import Fraction
 
 from .coarse import CoarseEngine, kept_divisor, planned_nodes
@@ -27,7 +28,16 @@ from .quadrature import TailEngine
 from .sieve import SieveTooWide, direct_kept_estimate
 from .split import SplitEngine, find_nested, find_split
 
-__all__ = ["EngineChooser", "build_nested", "coarse_engine", "make_engine", "split_chain_cost", "split_search_cost"]
+__all__ = [
+    "EngineChooser",
+    "EnginePlan",
+    "build_nested",
+    "coarse_engine",
+    "make_engine",
+    "plan_engine",
+    "split_chain_cost",
+    "split_search_cost",
+]
 
 
 class _NeedsCoarse(Exception):
@@ -37,24 +47,29 @@ class _NeedsCoarse(Exception):
     outer term)."""
 
 
-def make_engine(
-    groups: tuple[LatticeGroup, ...],
-    budget: float | None = None,
-    *,
-    coarse_ok: bool = True,
-    config: EngineConfig = DEFAULT_CONFIG,
-) -> Engine:
-    """The tail engine for a lattice sum: a pmf table, an exact split (accountant.split), the
-    direct trapezoid, or — for sums with no exploitable structure, whose exact lattice would
-    keep more than ``config.direct_kept_max`` nodes — the certified coarse sandwich of
-    :mod:`accountant.coarse` sized to ``config.coarse_kept`` nodes (flagged: its width does not
-    reach the usual tolerances).
+@dataclass(frozen=True, slots=True)
+class EnginePlan:
+    """What :func:`make_engine` would build for a lattice sum, found without building the coarse
+    sandwich and without integrating (:func:`plan_engine`).
 
-    ``budget`` (default ``config.split_chain_max_cost``) bounds the product of the outer
-    enumeration sizes along a chain of splits (the factor by which thresholds multiply down the
-    chain); past it the chain stops and the remainder is integrated directly.  With
-    ``coarse_ok=False`` (parts of a split, the inside of a sandwich) a sum that would need
-    coarsening raises :class:`_NeedsCoarse`."""
+    ``kind`` is the engine kind (``"pmf"``, ``"split"``, ``"trapezoid"``, ``"coarse"``); ``exact``
+    is False only for the coarse sandwich, whose width does not reach the usual tolerances, and
+    ``reason`` then says why it was chosen (empty for exact engines).  ``planned_nodes`` is the
+    direct trapezoid's node count N = 16·(sub-Gaussian sd); ``kept_estimate`` its window-sieve
+    estimate when the decision needed it (else ``None``)."""
+
+    kind: str
+    exact: bool
+    reason: str = ""
+    planned_nodes: float = 0.0
+    kept_estimate: int | None = None
+
+
+def _select(
+    groups: tuple[LatticeGroup, ...], budget: float | None, coarse_ok: bool, config: EngineConfig
+) -> Engine | EnginePlan:
+    """The engine choice of :func:`make_engine`: an exact engine (built), or an
+    :class:`EnginePlan` of kind ``"coarse"`` when the sum needs the sandwich (not built)."""
     cfg = config
     if budget is None:
         budget = cfg.split_chain_max_cost
@@ -80,8 +95,10 @@ def make_engine(
             kept.append(direct_kept_estimate(groups))
         return kept[0]
 
-    too_fine = planned > cfg.max_direct_nodes
-    if not too_fine:
+    reason = ""
+    if planned > cfg.max_direct_nodes:
+        reason = f"lattice too fine: planned nodes N = {planned:.3g} > max_direct_nodes {cfg.max_direct_nodes:.3g}"
+    else:
         nested = (
             find_nested(groups, budget=cfg.nested_max_cost, config=cfg)
             if len(groups) <= cfg.nested_max_groups
@@ -89,12 +106,53 @@ def make_engine(
         )
         if nested is not None and kept_estimate() > cfg.nested_min_kept:
             return build_nested(groups, nested[1], cfg)
-        too_fine = planned > 2 * cfg.direct_kept_max and kept_estimate() > cfg.direct_kept_max
-    if too_fine:
+        if planned > 2 * cfg.direct_kept_max and kept_estimate() > cfg.direct_kept_max:
+            reason = (
+                f"no exact structure: planned nodes N = {planned:.3g}, peak-window estimate "
+                f"{kept_estimate():.3g} > direct_kept_max {cfg.direct_kept_max:.3g} and no exact split"
+            )
+    if reason:
         if not coarse_ok:
             raise _NeedsCoarse
-        return coarse_engine(groups, config=cfg)
+        return EnginePlan("coarse", False, reason, planned, kept[0] if kept else None)
     return TailEngine(groups, config=cfg)
+
+
+def make_engine(
+    groups: tuple[LatticeGroup, ...],
+    budget: float | None = None,
+    *,
+    coarse_ok: bool = True,
+    config: EngineConfig = DEFAULT_CONFIG,
+) -> Engine:
+    """The tail engine for a lattice sum: a pmf table, an exact split (accountant.split), the
+    direct trapezoid, or — for sums with no exploitable structure, whose exact lattice would
+    keep more than ``config.direct_kept_max`` nodes — the certified coarse sandwich of
+    :mod:`accountant.coarse` sized to ``config.coarse_kept`` nodes (flagged: its width does not
+    reach the usual tolerances).
+
+    ``budget`` (default ``config.split_chain_max_cost``) bounds the product of the outer
+    enumeration sizes along a chain of splits (the factor by which thresholds multiply down the
+    chain); past it the chain stops and the remainder is integrated directly.  With
+    ``coarse_ok=False`` (parts of a split, the inside of a sandwich) a sum that would need
+    coarsening raises :class:`_NeedsCoarse`.  :func:`plan_engine` tells the same choice without
+    building the sandwich."""
+    choice = _select(tuple(groups), budget, coarse_ok, config)
+    if isinstance(choice, EnginePlan):
+        return coarse_engine(groups, config=config)
+    return choice
+
+
+def plan_engine(groups: tuple[LatticeGroup, ...], config: EngineConfig = DEFAULT_CONFIG) -> EnginePlan:
+    """The kind of engine :func:`make_engine` (hence :class:`EngineChooser`'s ``main``) uses for
+    ``groups``, and why when it is the coarse sandwich: the same decisions, taken by the same
+    code, but the sandwich is not built and nothing is integrated (exact engines are built, which
+    is cheap: no tails are computed).  Per-call fallbacks (:meth:`EngineChooser.fallbacks`, when
+    an exact sieve is too wide for particular thresholds) are not predicted."""
+    choice = _select(tuple(groups), None, True, config)
+    if isinstance(choice, EnginePlan):
+        return choice
+    return EnginePlan(choice.name, True, "", planned_nodes(groups), None)
 
 
 def coarse_engine(groups, kept_target: float | None = None, *, config: EngineConfig = DEFAULT_CONFIG) -> CoarseEngine:

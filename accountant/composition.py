@@ -36,7 +36,7 @@ from flint import arb, fmpq
 from scipy.special import log_ndtr
 
 from .certified import Certified, _mpf, down, exact_mpf, up
-from .choose import EngineChooser
+from .choose import EngineChooser, EnginePlan, plan_engine
 from .engine import BOUND_DIAGNOSTICS, DEFAULT_CONFIG, Engine, EngineConfig, EngineDiagnostics, LatticeGroup
 from .exact import to_fraction
 from .lattice import Lattice
@@ -46,7 +46,7 @@ from .serial import serialized
 from .sieve import SieveTooWide
 from .tradeoff import tradeoff_at
 
-__all__ = ["DEFAULT_RTOL", "DEFAULT_TOL", "Composition", "EpsilonResult", "TradeoffCurve"]
+__all__ = ["DEFAULT_RTOL", "DEFAULT_TOL", "Composition", "EpsilonResult", "TradeoffCurve", "engine_plan"]
 
 #: default absolute error tolerance of reported probabilities (the census-mandated 1e-35 of
 #: arXiv 2606.29835).
@@ -267,6 +267,49 @@ class TradeoffCurve:
         return all(c.tolerance_met for c in self.alpha) and all(c.tolerance_met for c in self.beta)
 
 
+def _counted(mechanisms: Iterable[DiscreteGaussian] | Mapping[DiscreteGaussian, int]) -> Counter:
+    """The mechanisms of a composition with their multiplicities, validated (one-line errors)."""
+    counts: Counter = Counter()
+    items: Iterable[tuple[object, object]]
+    if isinstance(mechanisms, Mapping):
+        items = mechanisms.items()
+    else:
+        if isinstance(mechanisms, (str, bytes)) or not isinstance(mechanisms, Iterable):
+            raise TypeError(f"Composition: expected an iterable of DiscreteGaussian, got {mechanisms!r}")
+        items = ((m, 1) for m in mechanisms)
+    for i, (mech, mult) in enumerate(items):
+        if not isinstance(mech, DiscreteGaussian):
+            raise TypeError(f"Composition: item {i} is {type(mech).__name__} {mech!r}, not DiscreteGaussian")
+        if isinstance(mult, bool) or not isinstance(mult, int) or mult < 0:
+            raise ValueError(f"Composition: multiplicity of {mech!r} must be an int >= 0, got {mult!r}")
+        if mult:
+            counts[mech] += mult
+    if not counts:
+        raise ValueError("Composition: empty composition (no mechanisms)")
+    for mech in counts:
+        if not (SIGMA2_MIN <= mech.sigma2 <= SIGMA2_MAX):
+            raise ValueError(
+                f"Composition: a mechanism has sigma2 = {_short(mech.sigma2)}, outside the supported range "
+                f"[{SIGMA2_MIN}, {SIGMA2_MAX}] (rho = 1/sigma2 in [1e-12, 1e4])"
+            )
+    total = sum(counts.values())
+    if total > MAX_COMPONENTS:
+        raise ValueError(f"Composition: {total} mechanisms exceed the supported {MAX_COMPONENTS}")
+    return counts
+
+
+def engine_plan(
+    mechanisms: Iterable[DiscreteGaussian] | Mapping[DiscreteGaussian, int], config: EngineConfig = DEFAULT_CONFIG
+) -> EnginePlan:
+    """Which engine a :class:`Composition` of ``mechanisms`` would answer with (exact, or the coarse
+    sandwich and why), decided by :func:`accountant.choose.plan_engine` on the same lattice groups
+    as the composition's, without building the sandwich or computing any tail."""
+    counts = _counted(mechanisms)
+    groups = tuple(sorted(counts.items()))
+    lattice = Lattice.from_weights([(m.loss_weight, m.shift, c) for m, c in groups])
+    return plan_engine(tuple(LatticeGroup(m.sigma2, b, c) for (m, c), b in zip(groups, lattice.weights)), config)
+
+
 class Composition:
     """A multiset of discrete Gaussian mechanisms (composition is commutative).
 
@@ -297,32 +340,7 @@ class Composition:
     ):
         if not isinstance(config, EngineConfig):
             raise TypeError(f"Composition: config must be an EngineConfig, got {config!r}")
-        counts: Counter = Counter()
-        items: Iterable[tuple[object, object]]
-        if isinstance(mechanisms, Mapping):
-            items = mechanisms.items()
-        else:
-            if isinstance(mechanisms, (str, bytes)) or not isinstance(mechanisms, Iterable):
-                raise TypeError(f"Composition: expected an iterable of DiscreteGaussian, got {mechanisms!r}")
-            items = ((m, 1) for m in mechanisms)
-        for i, (mech, mult) in enumerate(items):
-            if not isinstance(mech, DiscreteGaussian):
-                raise TypeError(f"Composition: item {i} is {type(mech).__name__} {mech!r}, not DiscreteGaussian")
-            if isinstance(mult, bool) or not isinstance(mult, int) or mult < 0:
-                raise ValueError(f"Composition: multiplicity of {mech!r} must be an int >= 0, got {mult!r}")
-            if mult:
-                counts[mech] += mult
-        if not counts:
-            raise ValueError("Composition: empty composition (no mechanisms)")
-        for mech in counts:
-            if not (SIGMA2_MIN <= mech.sigma2 <= SIGMA2_MAX):
-                raise ValueError(
-                    f"Composition: a mechanism has sigma2 = {_short(mech.sigma2)}, outside the supported range "
-                    f"[{SIGMA2_MIN}, {SIGMA2_MAX}] (rho = 1/sigma2 in [1e-12, 1e4])"
-                )
-        total = sum(counts.values())
-        if total > MAX_COMPONENTS:
-            raise ValueError(f"Composition: {total} mechanisms exceed the supported {MAX_COMPONENTS}")
+        counts = _counted(mechanisms)
         self.groups: tuple[tuple[DiscreteGaussian, int], ...] = tuple(sorted(counts.items()))
         self.lattice = Lattice.from_weights([(m.loss_weight, m.shift, c) for m, c in self.groups])
         self.config = config
