@@ -63,6 +63,20 @@ class Confirmation:
     worst_point: Any = None  # the Target whose δ is closest to being exceeded (the binding point)
     point_deltas: dict = field(default_factory=dict)  # pair -> [bound per point of the target]
     points: tuple = ()  # the target's points (one for a point target), in point_deltas' order
+    #: the worst-pair rule at the worst point (:func:`optimizer.pairs.worst_pair_rule`): ``worst_pair``
+    #: is certainly the worst only when this is True (its lower bound ≥ every other pair's upper)
+    worst_certain: bool = False
+    #: the pairs tied within their bounds at the worst point (``[worst_pair]`` when certain)
+    tied_pairs: list = field(default_factory=list)
+    #: the release's δ at the worst point: (max of the pairs' lower bounds, max of their upper bounds)
+    release_delta: tuple | None = None
+    #: the exactness screen of the final round's allocation (:mod:`optimizer.exactness`), if run
+    screen: Any = None
+    #: pairs of the final round with a result whose tolerance was not met (coarse sandwich)
+    not_exact_pairs: list = field(default_factory=list)
+    #: pair jobs of all rounds, and those with a result whose tolerance was not met
+    jobs: int = 0
+    jobs_not_exact: int = 0
 
 
 def paths_of(alloc: Allocation):
@@ -225,6 +239,17 @@ def _ratio_up(b, delta: Fraction) -> Fraction:
     return _upper_fraction(b) / delta
 
 
+def _stderr(message: str) -> None:
+    import sys
+
+    print(message, file=sys.stderr, flush=True)
+
+
+def _not_met(deltas: dict) -> list[tuple[int, int]]:
+    """The pairs with a bound whose tolerance was not met (``{pair: [bound per point]}``)."""
+    return sorted(p for p, bs in deltas.items() if any(getattr(b, "tolerance_met", True) is False for b in bs))
+
+
 def _worst(pair_list, deltas, points) -> tuple[tuple[int, int], int]:
     """The (pair, point index) whose δ upper bound is furthest above (or least below) its point's δ."""
     dk = [t.delta_fraction for t in points]
@@ -348,6 +373,8 @@ def confirm(
     verify_runner: Callable | None = None,
     label: str | None = None,
     scheduler: str | None = None,
+    screen: bool = True,
+    log: Callable[[str], None] | None = None,
 ) -> Confirmation:
     """Check certified δ(ε_k) ≤ δ_k on all pairs (or the given subset) for one promise (ε, δ) or
     for every point (ε_k, δ_k) of a curve (:class:`optimizer.curve_target.CurveTarget` points).
@@ -368,6 +395,10 @@ def confirm(
         label: what is being confirmed, for the progress lines ("the uniform rescale").
         scheduler: a Dask scheduler address for the pair jobs (workers with one thread each;
             see :func:`optimizer.runner.check_dask_workers`); default: a local process pool.
+        screen: before each round's pair jobs, plan every pair's engine
+            (:func:`optimizer.exactness.screen_pairs`, nothing integrated) and say which pairs will
+            not be exact and why.
+        log: where the screen's lines go (default: stderr when ``progress``, else nowhere).
 
     Returns:
         :class:`Confirmation`; ``passed`` is true only if every checked pair is within every
@@ -403,10 +434,21 @@ def confirm(
     factor = Fraction(1)
     current = alloc
     rounds = 0
+    say = log if log is not None else (_stderr if progress else (lambda _m: None))
+    screened = None
+    jobs = jobs_bad = 0
     while True:
         rounds += 1
         computed_now.clear()
+        if screen:
+            from .exactness import screen_pairs
+
+            screened = screen_pairs(current, pairs=pair_list)
+            for line in screened.lines(f"{label or current.name} (round {rounds})"):
+                say(line)
         deltas = {p: list(v) for p, v in runner(current, points, pair_list).items()}
+        jobs += len(pair_list)
+        jobs_bad += len(_not_met(deltas))
         worst, wk = _worst(pair_list, deltas, points)
         verified: set = set(computed_now)  # computed just now by this code: nothing stored to distrust
         if _upper_fraction(deltas[worst][wk]) <= dk[wk]:
@@ -415,6 +457,9 @@ def confirm(
         w_up = _upper_fraction(deltas[worst][wk])
         passed = w_up <= dk[wk]
         if passed or rounds >= max_rounds:
+            from .pairs import worst_pair_rule
+
+            verdict = worst_pair_rule({p: v[wk] for p, v in deltas.items()})
             return Confirmation(
                 passed,
                 current,
@@ -429,6 +474,13 @@ def confirm(
                 points[wk],
                 deltas,
                 tuple(points),
+                worst_certain=verdict.certain,
+                tied_pairs=list(verdict.tied),
+                release_delta=(_lower_fraction(verdict), _upper_fraction(verdict)),
+                screen=screened,
+                not_exact_pairs=_not_met(deltas),
+                jobs=jobs,
+                jobs_not_exact=jobs_bad,
             )
         # recalibrate the uniform factor on the worst (pair, point): Newton step in log c, check
         # that pair at every point, repeat

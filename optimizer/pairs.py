@@ -35,6 +35,7 @@ __all__ = [
     "MAIN_PAIR",
     "Path",
     "WorstCase",
+    "WorstPairVerdict",
     "dhc_persons_paths",
     "lower_convex_envelope",
     "lower_convex_envelope_decimal",
@@ -45,6 +46,7 @@ __all__ = [
     "pointwise_min",
     "safe_tradeoff_points",
     "worst_case",
+    "worst_pair_rule",
 ]
 
 #: The representative pair [M_13, M_13] (full spine with itself) of arXiv 2606.29835.
@@ -145,11 +147,13 @@ class WorstCase:
     Attributes:
         position: index in the shared grid.
         value: certified enclosure of the maximum, ``[max lower, max upper]``.
-        argmax: the pair with the largest upper bound (ties: smallest pair).
+        argmax: the certain worst pair when ``certain``, else the pair with the largest upper
+            bound (ties: smallest pair) — then only a candidate, never "the worst pair".
         candidates: every pair that may be the maximum (upper ≥ the largest lower bound),
             best upper bound first.
-        certain: ``argmax`` is certainly a maximiser: its lower bound ≥ every other pair's
-            upper bound (``False`` when intervals overlap or several pairs tie).
+        certain: ``argmax`` is certainly the maximiser: its lower bound ≥ every other pair's
+            upper bound, and no other pair's is (:func:`worst_pair_rule`; ``False`` when
+            intervals overlap or pairs tie).
     """
 
     position: int
@@ -184,13 +188,56 @@ def worst_case(results: Mapping[tuple[int, int], Sequence[Any]]) -> list[WorstCa
         for k, v in vals.items():
             if not (hasattr(v, "lower") and hasattr(v, "upper")):
                 raise TypeError(f"worst_case: result {k} at position {pos} is not certified: {v!r}")
-        best_lower = max(v.lower for v in vals.values())
-        best_upper = max(v.upper for v in vals.values())
-        cands = sorted((k for k, v in vals.items() if v.upper >= best_lower), key=lambda k: (-vals[k].upper, k))
-        arg = cands[0]
-        certain = len(cands) == 1
-        out.append(WorstCase(pos, Certified.from_bounds(best_lower, best_upper), arg, tuple(cands), certain))
+        verdict = worst_pair_rule(vals)
+        cands = sorted((k for k, v in vals.items() if v.upper >= verdict.lower), key=lambda k: (-vals[k].upper, k))
+        arg = verdict.worst if verdict.worst is not None else cands[0]
+        value = Certified.from_bounds(verdict.lower, verdict.upper)
+        out.append(WorstCase(pos, value, arg, tuple(cands), verdict.certain))
     return out
+
+
+@dataclass(frozen=True, slots=True)
+class WorstPairVerdict:
+    """Which pair decides a release's δ, said only when it is certain (issue 35, item 4).
+
+    Attributes:
+        worst: the worst pair, or ``None`` when it is not certain.
+        certain: exactly one pair has a lower bound ≥ every other pair's upper bound.
+        tied: the pairs tied within their bounds — every pair whose upper bound reaches the
+            largest lower bound — largest upper bound first (ties: smallest pair); ``(worst,)``
+            when certain.
+        lower, upper: the release's δ as an interval: [max of the lower bounds, max of the
+            upper bounds] (in the bounds' own number type).
+    """
+
+    worst: tuple[int, int] | None
+    certain: bool
+    tied: tuple[tuple[int, int], ...]
+    lower: Any
+    upper: Any
+
+
+def worst_pair_rule(bounds: Mapping[tuple[int, int], Any]) -> WorstPairVerdict:
+    """The worst-pair rule over certified intervals ``{pair: obj with .lower/.upper}``: a pair is
+    named the worst only when its lower bound is ≥ every other pair's upper bound (and it is the
+    only such pair: pairs tied exactly are never called certain); otherwise the tied pairs are
+    listed.  The release's δ lies in [max lower, max upper] either way."""
+    if not bounds:
+        raise ValueError("worst_pair_rule: no pairs")
+    keys = sorted(bounds)
+    best_lower = max(bounds[k].lower for k in keys)
+    best_upper = max(bounds[k].upper for k in keys)
+    # the largest and second-largest upper bounds decide, for each pair, the largest upper of the others
+    by_upper = sorted(keys, key=lambda k: (-bounds[k].upper, k))
+    top = by_upper[0]
+    second = bounds[by_upper[1]].upper if len(by_upper) > 1 else None
+    winners = [
+        k for k in keys if (other := (second if k == top else bounds[top].upper)) is None or bounds[k].lower >= other
+    ]
+    if len(winners) == 1:
+        return WorstPairVerdict(winners[0], True, (winners[0],), best_lower, best_upper)
+    tied = tuple(k for k in by_upper if bounds[k].upper >= best_lower)
+    return WorstPairVerdict(None, False, tied, best_lower, best_upper)
 
 
 # ====================================================================== trade-off envelopes

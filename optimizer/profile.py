@@ -563,6 +563,8 @@ def release_profile(
     note: str | None = None,
     delta_zcdp: Sequence[str] | None = None,
     recheck_worst: bool = True,
+    screen: bool = True,
+    log: Any = None,
 ) -> ReleaseProfile:
     """Profile a release: run every pair of its paths, then take the worst case.
 
@@ -580,6 +582,8 @@ def release_profile(
         recheck_worst: recompute without the cache every pair read from it that may be the worst
             at some ε (:func:`recheck_worst_pairs`, as ``optimize``'s confirmation does), so a wrong
             but well-formed cache entry cannot move the reported worst pair.
+        screen: before any pair job, plan every pair's engine (:mod:`optimizer.exactness`) and
+            say which pairs will not be exact and why (through ``log``, default stderr).
 
     Returns:
         :class:`ReleaseProfile`; ``summary`` has ``n_pairs``, ``worst_pair``, ``worst_delta``,
@@ -591,8 +595,13 @@ def release_profile(
         with ``tradeoff`` also ``tradeoff_tolerance_met`` / ``tradeoff_tolerance_misses`` (pairs;
         ``tradeoff_tolerance_unknown``: pairs cached before the flag existed).
         Printed bounds are outward (``worst_delta_lower`` down, ``worst_delta_upper`` and
-        ``worst_delta_error`` up).  ``worst_pairs_fresh`` says every candidate for the worst pair
-        was computed by this run or recomputed without the cache, ``worst_pairs_recomputed``
+        ``worst_delta_error`` up).  ``worst_pair_certain`` (= ``certain``: the worst pair's lower
+        bound ≥ every other pair's upper bound), ``worst_pairs_tied`` (the pairs tied within their
+        bounds; only the worst pair when certain) and ``release_delta_interval`` ([max lower, max
+        upper]) are given per ε and for the first; ``exactness_screen`` / ``pairs_not_exact_planned``
+        are the screen's, ``pairs_not_exact`` the pairs with a tolerance miss.
+        ``worst_pairs_fresh`` says every candidate for the worst pair was computed by this run or
+        recomputed without the cache, ``worst_pairs_recomputed``
         lists the cached pairs recomputed, ``cache_disagreements`` the (pair, ε) whose cached
         interval a fresh computation contradicted (the fresh result is used; a
         :class:`CacheDisagreementWarning` names the cache file).
@@ -634,6 +643,13 @@ def release_profile(
     # Longest-first scheduling: pairs of short paths (few components, e.g. [6, 6]) are by far
     # the slowest, so submit them first; results are keyed by pair, so order is irrelevant.
     specs = sorted(specs, key=lambda sp: (len(sp.rho_i) + len(sp.rho_j), sp.pair))
+    screened = None
+    if screen:  # issue 35 item 2: say which pairs will not be exact before any pair job runs
+        from .exactness import screen_paths
+
+        screened = screen_paths(paths, pairs=[sp.pair for sp in specs], name=name)
+        for line in screened.lines():
+            (log or _stderr)(line)
     t0 = time.perf_counter()
     computed: set[int] = set()
     raw = run_jobs(
@@ -690,6 +706,11 @@ def release_profile(
                 "worst_delta_error": format_error_up(max(Fraction(hi_s) - mid, mid - Fraction(lo_s))),
                 "certain": bool(w.certain),
                 "candidates": [list(c) for c in w.candidates],
+                # issue 35 item 4: the worst pair is named only when certain; else the pairs tied within
+                # their bounds, and the release's δ as the interval [max lower, max upper]
+                "worst_pair_certain": bool(w.certain),
+                "worst_pairs_tied": [list(w.argmax)] if w.certain else [list(c) for c in w.candidates],
+                "release_delta_interval": [lo_s, hi_s],
                 "main_pair_delta": main["delta"][pos] if main else None,
                 "zcdp_claim_delta": mpmath.nstr(zcdp.delta_bun_steinke(rho_total, e), RESULT_DIGITS),
                 "zcdp_claim_delta_cks": mpmath.nstr(zcdp.delta_cks(rho_total, e), RESULT_DIGITS),
@@ -756,6 +777,12 @@ def release_profile(
         "worst_delta_error": first["worst_delta_error"],
         "certain": first["certain"],
         "candidates": first["candidates"],
+        "worst_pair_certain": first["worst_pair_certain"],
+        "worst_pairs_tied": first["worst_pairs_tied"],
+        "release_delta_interval": first["release_delta_interval"],
+        "exactness_screen": None if screened is None else screened.as_dict(),
+        "pairs_not_exact_planned": None if screened is None else len(screened.not_exact),
+        "pairs_not_exact": sum(1 for v in met.values() if not all(v)),
         "main_pair": list(MAIN_PAIR) if main else None,
         "main_pair_delta": first["main_pair_delta"],
         "zcdp_claim_delta": first["zcdp_claim_delta"],
@@ -794,6 +821,12 @@ def release_profile(
             "note": "lower convex envelope of the pairs' safe vertices (α.lower, β.lower): never overclaims privacy",
         }
     return ReleaseProfile(summary=summary, results=results, rows=rows, envelope=envelope)
+
+
+def _stderr(message: str) -> None:
+    import sys
+
+    print(message, file=sys.stderr, flush=True)
 
 
 def _dec(x: Fraction) -> str:

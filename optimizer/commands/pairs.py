@@ -196,6 +196,7 @@ def run(args) -> int:
             progress=not args.no_progress,
             note=note,
             delta_zcdp=delta_zcdp,
+            log=(lambda m: None) if args.no_progress else (lambda m: print(m, file=sys.stderr, flush=True)),
         )
     s = prof.summary
     s["allocation"] = name
@@ -225,7 +226,8 @@ def run(args) -> int:
         f"{'max delta upper (up)':>27}  {'main [13,13]':>16}  {'zCDP claim (BS)':>15}  certain  tol met"
     )
     for g in s["grid"]:
-        pair = "-".join(map(str, g["worst_pair"]))
+        # a pair is named the worst only when certain (issue 35 item 4)
+        pair = "-".join(map(str, g["worst_pair"])) if g["certain"] else "none"
         eps_text = g["eps"] if len(g["eps"]) <= 22 else decimal_string(g["eps"], 16, "nearest", notation="auto")
         tol_met = "yes" if g.get("tolerance_met", True) else f"NO ({g.get('n_tolerance_misses', '?')})"
         print(
@@ -234,6 +236,9 @@ def run(args) -> int:
             f"{short(g['zcdp_claim_delta'], 6, 'up'):>15}  "
             f"{'yes' if g['certain'] else 'no (' + str(len(g['candidates'])) + ')':>7}  {tol_met}"
         )
+    for line in worst_pair_lines(s):
+        print(line)
+    print(exactness_line(s))
     if "tradeoff_envelope" in s:
         print(f"trade-off envelope: {s['tradeoff_envelope']['n_points']} vertices")
     print(fresh_line(s))
@@ -245,6 +250,34 @@ def run(args) -> int:
         print(f"wrote {v}")
     print(f"({s['seconds']:.2f} s)")
     return 0
+
+
+def worst_pair_lines(s: dict, listed: int = 5) -> list[str]:
+    """The ε at which no pair is certainly the worst (issue 35 item 4): per ε, the pairs tied
+    within their bounds and the release's δ as an interval; empty when every ε has a certain
+    worst pair."""
+    out = []
+    unsure = [g for g in s["grid"] if not g.get("worst_pair_certain", g["certain"])]
+    for g in unsure[:listed]:
+        tied = g.get("worst_pairs_tied") or g["candidates"]
+        names = ", ".join("-".join(map(str, p)) for p in tied[:8]) + (" …" if len(tied) > 8 else "")
+        lo, hi = g.get("release_delta_interval") or (g["worst_delta_lower"], g["worst_delta_upper"])
+        out.append(
+            f"no certain worst pair at eps = {g['eps'][:22]}: {len(tied)} pairs tied within their bounds ({names}); "
+            f"release delta in [{lo}, {hi}]"
+        )
+    if len(unsure) > listed:
+        out.append(f"(and {len(unsure) - listed} more eps without a certain worst pair)")
+    return out
+
+
+def exactness_line(s: dict) -> str:
+    """One line: pairs planned non-exact by the screen before the run, and pairs that missed their
+    tolerance in it (issue 35 item 2)."""
+    planned = s.get("pairs_not_exact_planned")
+    seen = s.get("pairs_not_exact", 0)
+    head = "exactness: " + ("not screened" if planned is None else f"{planned} pair(s) planned non-exact")
+    return f"{head}, {seen} of {s['n_pairs']} pair(s) missed their tolerance"
 
 
 def fresh_line(s: dict) -> str:

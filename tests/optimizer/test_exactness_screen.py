@@ -16,7 +16,6 @@ from fractions import Fraction
 
 import pytest
 
-from accountant import Composition
 from accountant.choose import plan_engine
 from accountant.composition import engine_plan
 from optimizer.allocation import load_builtin
