@@ -74,7 +74,7 @@ def _variants(alloc: Allocation, rng: random.Random) -> dict[str, Callable[[], A
             k = max(1, round(lv.total / total * k_steps * Fraction(rng.randint(80, 120), 100)))
             w = [r * rng.randint(50, 150) for r in lv.rho]
             s = [Fraction(round(x / sum(w) * d_steps), d_steps) for x in w]
-            s[-1] = 1 - sum(s[:-1])
+            s[-1] = Fraction(1) - sum(s[:-1], Fraction(0))
             out += [Fraction(k) * total / k_steps * q for q in s]
         return _apply(alloc, out)
 
