@@ -27,7 +27,16 @@ from .allocation import Allocation
 from .search import Target, mpf_to_fraction
 from .search.proxy import _composition
 
-__all__ = ["Confirmation", "confirm", "fresh_pairs", "pair_curve_job", "pair_delta_job", "paths_of"]
+__all__ = [
+    "Confirmation",
+    "confirm",
+    "confirmation_keys",
+    "fresh_pairs",
+    "pair_curve_job",
+    "pair_delta_job",
+    "paths_of",
+    "worst_pair_text",
+]
 
 #: Certified tolerances of the pair jobs (the worst pairs differ by ~1e-6 relative).
 TOL, RTOL = 1e-35, 1e-20
@@ -77,6 +86,14 @@ class Confirmation:
     #: pair jobs of all rounds, and those with a result whose tolerance was not met
     jobs: int = 0
     jobs_not_exact: int = 0
+
+    def worst_text(self) -> str:
+        """The worst pair in words: named only when certain, else the tied pairs' count and the
+        release's δ interval (issue 35 item 4)."""
+        if self.worst_certain:
+            return f"worst pair [{self.worst_pair[0]}, {self.worst_pair[1]}] (certain)"
+        lo, hi = _decimal_pair(self.release_delta) or ("?", "?")
+        return f"no certain worst pair ({len(self.tied_pairs)} tied within their bounds; release δ in [{lo}, {hi}])"
 
 
 def paths_of(alloc: Allocation):
@@ -499,3 +516,72 @@ def confirm(
         step = _refine_step(current, points, worst, step, r, hi, hi_r, wide)
         factor *= step
         current = current.scaled(step)
+
+
+def _decimal_pair(interval) -> list[str] | None:
+    """(lower, upper) as 20-digit decimal strings rounded outward."""
+    from accountant.decimals import decimal_string
+
+    if interval is None:
+        return None
+    lo, hi = interval
+    return [decimal_string(lo, 20, "down"), decimal_string(hi, 20, "up")]
+
+
+def confirmation_keys(uniform: Confirmation | None, optimized: Confirmation | None) -> dict[str, Any]:
+    """The run summary's keys of issue 35 items 2 and 4 from the confirmations of the uniform
+    rescale and of the optimized allocation (``None``: not run, then every value is ``None``):
+
+    * ``worst_pair_certain`` / ``uniform_worst_pair_certain``: the reported worst pair is certainly
+      the worst (its lower bound ≥ every other pair's upper bound, :func:`optimizer.pairs.worst_pair_rule`);
+    * ``worst_pairs_tied`` / ``uniform_worst_pairs_tied``: the pairs tied within their bounds
+      (only the worst pair when certain);
+    * ``release_delta_interval`` / ``uniform_release_delta_interval``: the release's δ at the worst
+      point, [max lower, max upper] (20-digit decimals, outward);
+    * ``pairs_not_exact``: ``{"uniform", "optimized"}`` pairs of the final round with a result whose
+      tolerance was not met (what the confirmation observed);
+    * ``pairs_not_exact_planned``: the same from the exactness screen before the round
+      (:mod:`optimizer.exactness`);
+    * ``pair_jobs`` / ``pair_jobs_not_exact``: pair jobs of every round of each confirmation call,
+      and those whose tolerance was not met;
+    * ``exactness_screen``: each screen's summary (counts, engines, the first non-exact pairs and why).
+    """
+    confs = {"uniform": uniform, "optimized": optimized}
+
+    def each(f) -> dict[str, Any] | None:
+        if uniform is None and optimized is None:
+            return None
+        return {k: None if c is None else f(c) for k, c in confs.items()}
+
+    out: dict[str, Any] = {}
+    for prefix, c in (("", optimized), ("uniform_", uniform)):
+        out[f"{prefix}worst_pair_certain"] = None if c is None else bool(c.worst_certain)
+        out[f"{prefix}worst_pairs_tied"] = None if c is None else [list(p) for p in c.tied_pairs]
+        out[f"{prefix}release_delta_interval"] = None if c is None else _decimal_pair(c.release_delta)
+    out["pairs_not_exact"] = each(lambda c: len(c.not_exact_pairs))
+    out["pairs_not_exact_planned"] = each(lambda c: None if c.screen is None else len(c.screen.not_exact))
+    out["pair_jobs"] = each(lambda c: c.jobs)
+    out["pair_jobs_not_exact"] = each(lambda c: c.jobs_not_exact)
+    out["exactness_screen"] = each(lambda c: None if c.screen is None else c.screen.as_dict())
+    return out
+
+
+def worst_pair_text(summary: dict[str, Any], prefix: str = "") -> str:
+    """The worst pair of a run summary in words: named only when certain, else the number of
+    tied pairs and the release's δ interval (issue 35 item 4)."""
+    pair = summary.get(f"{prefix}worst_pair")
+    if pair is None:
+        return "worst pair: not checked"
+    certain = summary.get(f"{prefix}worst_pair_certain")
+    interval = summary.get(f"{prefix}release_delta_interval")
+    if certain:
+        return f"worst pair [{pair[0]}, {pair[1]}] (certain), δ ≤ {summary.get(f'{prefix}worst_pair_delta')}"
+    if certain is None:  # a summary from before the rule
+        return f"largest δ upper bound: pair [{pair[0]}, {pair[1]}] (not known to be the worst)"
+    tied = summary.get(f"{prefix}worst_pairs_tied") or []
+    interval = interval or ["?", "?"]
+    names = ", ".join(f"[{i}, {j}]" for i, j in tied[:6]) + (" …" if len(tied) > 6 else "")
+    return (
+        f"no certain worst pair: {len(tied)} pairs tied within their bounds ({names}); "
+        f"release δ in [{interval[0]}, {interval[1]}]"
+    )

@@ -86,14 +86,14 @@ class ExactnessScreen:
         return out
 
     def as_dict(self, listed: int = 20) -> dict[str, Any]:
-        """JSON-ready: counts, engines, and the first ``listed`` non-exact pairs with reasons."""
+        """JSON-ready: counts, engines, and the first ``listed`` non-exact pairs with reasons (no
+        timing: a run summary's content must not depend on the machine)."""
         return {
             "allocation": self.allocation,
             "n_pairs": self.n_pairs,
             "pairs_not_exact": len(self.not_exact),
             "engines": dict(self.engines),
             "not_exact": [{"pair": list(p.pair), "reason": p.reason} for p in self.not_exact[:listed]],
-            "seconds": round(self.seconds, 3),
         }
 
 

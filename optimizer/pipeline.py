@@ -246,6 +246,9 @@ def optimize(
     optimized, c_opt, d_opt = search["allocation"], search["c"], search["delta"]
     confirmed, worst_pair, worst_delta, conf_seconds, n_pairs, recal = False, None, None, None, 0, None
     verified: list[list[int]] = []
+    from optimizer.confirm import confirmation_keys  # worst-pair rule and exactness (issue 35 items 2, 4)
+
+    issue35 = confirmation_keys(None, None)
     confirm_rows: list[dict[str, Any]] = []
     curve_points: dict[str, list[dict[str, Any]]] = {}
     c_u_proxy = c_u
@@ -280,7 +283,7 @@ def optimize(
             "uniform_confirm_recalibration": str(conf_u.recalibration),
         }
         log(
-            f"uniform rescale confirmed={conf_u.passed} on {conf_u.n_pairs} pairs; worst {conf_u.worst_pair}; "
+            f"uniform rescale confirmed={conf_u.passed} on {conf_u.n_pairs} pairs; {conf_u.worst_text()}; "
             f"drop {100 * (1 - 1 / float(c_u)):.4f}%"
         )
         if obj.name == "minimax-relative":  # its optimum is the uniform rescale, confirmed just above
@@ -313,6 +316,7 @@ def optimize(
         worst_delta = _fmt_upper(conf.worst_delta)
         conf_seconds, recal = conf.seconds, str(conf.recalibration)
         verified = [list(p) for p in conf.verified_pairs]  # the candidates for worst, all computed fresh
+        issue35 = confirmation_keys(conf_u, conf)
         optimized = conf.allocation
 
     def drop(a) -> float:
@@ -354,6 +358,7 @@ def optimize(
         "confirm_seconds": conf_seconds,
         "confirm_recalibration": recal,
         "worst_pairs_recomputed": verified,
+        **issue35,
         "objective": obj.name,
         "objective_description": obj.description,
         "objective_drop_percent": obj.drop_percent(optimized, alloc, weights),

@@ -76,6 +76,11 @@ def run(args) -> int:
     quiet = bool(getattr(args, "quiet", False))
     scheduler = check_scheduler_address(getattr(args, "scheduler", None))
     log = (lambda m: None) if quiet else (lambda m: print(m, file=sys.stderr, flush=True))
+    if not args.no_confirm:  # issue 35 item 2: which pairs of the given allocation will not be exact, before any work
+        from optimizer.exactness import screen_pairs
+
+        for line in screen_pairs(spec.allocation).lines(f"the baseline {spec.allocation.name}"):
+            log(line)
     result = optimize(
         spec,
         out,
@@ -99,6 +104,27 @@ def run(args) -> int:
             f"{summary['n_queries_noisier']} queries noisier, max σ'²/σ² {float(summary['max_variance_ratio']):.6f}; "
             f"confirmed={summary['confirmed']}; outputs in {out}"
         )
+        for line in confirmation_lines(summary):
+            print(line)
     if not args.no_confirm and not summary["confirmed"]:
         return 3
     return 0
+
+
+def confirmation_lines(summary: dict) -> list[str]:
+    """The confirmations' worst pairs (named only when certain) and their exactness: pairs the
+    screen planned non-exact and pairs that missed their tolerance (issue 35 items 2 and 4)."""
+    from optimizer.confirm import worst_pair_text
+
+    if summary.get("confirm_skipped"):
+        return []
+    out = []
+    planned = summary.get("pairs_not_exact_planned") or {}
+    seen = summary.get("pairs_not_exact") or {}
+    for prefix, label in (("uniform_", "uniform rescale"), ("", "optimized")):
+        key = "uniform" if prefix else "optimized"
+        out.append(
+            f"{label}: {worst_pair_text(summary, prefix)}; pairs not exact: {seen.get(key, '?')} "
+            f"(planned by the screen: {planned.get(key, '?')})"
+        )
+    return out

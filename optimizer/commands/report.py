@@ -84,6 +84,10 @@ def run_optimizer(
     spec = spec_for(scenario=scenario_name, trials=trials or None)
     say(f"running the optimizer for {spec.name} ({spec.trials} trials) into {run_dir}")
     log = (lambda m: None) if quiet else (lambda m: print(m, file=sys.stderr, flush=True))
+    from optimizer.exactness import screen_pairs  # issue 35 item 2: the non-exact pairs, before any long work
+
+    for line in screen_pairs(spec.allocation).lines(f"the baseline {spec.allocation.name}"):
+        log(line)
     result = optimize(spec, run_dir, scheduler=scheduler, log=log, progress=not quiet)
     result.write(run_dir)
     if not result.summary["confirmed"]:

@@ -66,6 +66,7 @@ def _summary(acc: Accounting, run: RunInputs) -> dict[str, Any]:
         "worst_pair": "" if o.get("worst_pair") is None else _pair_str(o.get("worst_pair")),
         # the optimizer's worst-pair δ is an upper bound: rounded up
         "worst_pair_delta": "" if o.get("worst_pair_delta") is None else fmt_bound(o.get("worst_pair_delta"), 20, "up"),
+        "worst_pair_text": _worst_pair_text(o),
         "mode": "optimized" if run.optimize is not None else "accounting-only",
         "tolerance_met": "no" if missed else "yes",
         "tolerance_not_met": "; ".join(missed),
@@ -73,6 +74,31 @@ def _summary(acc: Accounting, run: RunInputs) -> dict[str, Any]:
         # a built-in allocation is the Bureau's production one; anything else is the user's what-if
         "production": acc.scenario.allocation in BUILTIN_NAMES,
     }
+
+
+def _worst_pair_text(o: dict) -> str:
+    """The optimized allocation's worst pair in words (issue 35 item 4): named only when certain
+    (its lower bound ≥ every other pair's upper bound), else the pairs tied within their bounds and
+    the release's δ as an interval."""
+    pair = o.get("worst_pair")
+    if pair is None:
+        return "worst pair —"
+    delta = "—" if o.get("worst_pair_delta") is None else fmt_bound(o.get("worst_pair_delta"), 20, "up")
+    certain = o.get("worst_pair_certain")
+    if certain:
+        return (
+            f"worst pair {_pair_str(pair)} (certain: its lower bound is above every other pair's upper bound) "
+            f"with δ ≤ {delta}"
+        )
+    if certain is None:  # a run summary from before the rule
+        return f"largest certified upper bound on pair {_pair_str(pair)}, δ ≤ {delta} (not known to be the worst pair)"
+    tied = o.get("worst_pairs_tied") or []
+    lo, hi = o.get("release_delta_interval") or ("—", "—")
+    names = ", ".join(_pair_str(t) for t in tied[:6]) + (" …" if len(tied) > 6 else "")
+    return (
+        f"no pair is certainly the worst: {len(tied)} pairs are tied within their certified bounds ({names}), "
+        f"and the release's δ lies in [{fmt_bound(lo, 12, 'down')}, {fmt_bound(hi, 12, 'up')}]"
+    )
 
 
 def _target_fields(o: dict) -> dict[str, Any]:
@@ -516,12 +542,10 @@ def _sections(acc: Accounting, run: RunInputs, s: dict, pq, pg) -> list[dict]:
             (
                 "Confirmed: the optimized noise keeps every point of the target curve for every one of the "
                 f"neighbouring pairs ({_pairs_text(acc, run)}); at the binding point δ = "
-                f"{s['binding_delta_optimized'] or '—'} the worst pair is {s['worst_pair'] or '—'} with "
-                f"δ = {s['worst_pair_delta'] or '—'}."
+                f"{s['binding_delta_optimized'] or '—'}: {s['worst_pair_text']}."
                 if s["target_kind"] == "curve"
                 else "Confirmed: the optimized noise keeps the promise for every one of the neighbouring pairs "
-                f"({_pairs_text(acc, run)}); worst pair {s['worst_pair'] or '—'} with "
-                f"δ = {s['worst_pair_delta'] or '—'}."
+                f"({_pairs_text(acc, run)}); {s['worst_pair_text']}."
             )
             if s["confirmed"] == "yes"
             else "Not checked: the optimizer ran without the all-pairs confirmation (--no-confirm), so the optimized "
@@ -529,7 +553,7 @@ def _sections(acc: Accounting, run: RunInputs, s: dict, pq, pg) -> list[dict]:
             "before `census-plb optimize` confirms it on every pair."
             if s["confirmed"] == "not checked"
             else "NOT confirmed: the certified check over all neighbouring pairs failed; do not use the optimized "
-            f"allocation (worst pair {s['worst_pair'] or '—'}, δ = {s['worst_pair_delta'] or '—'})."
+            f"allocation ({s['worst_pair_text']})."
         )
     else:
         conf = (
@@ -620,8 +644,11 @@ def _sections(acc: Accounting, run: RunInputs, s: dict, pq, pg) -> list[dict]:
         where_figs.append(
             (
                 "fig_pairs_heatmap.png",
-                f"Certified upper bound of δ for every pair of spine paths [M_i, M_j] for {heat[1]}, at the ε "
-                "closest to the promise; the brightest cell is the worst pair, which decides the guarantee.",
+                f"Certified δ of every pair of spine paths [M_i, M_j] for {heat[1]}, at the ε closest to the "
+                "promise (named in the title), relative to the promise: the colour is the certified upper bound "
+                "of δ divided by the promised δ at that ε; the promise (ratio 1) is marked on the colour bar, so every cell below the mark keeps "
+                "it. The brightest cell has the largest upper bound; it is the worst pair only when its lower "
+                "bound is above every other pair's upper bound (section 3 says whether it is).",
             )
         )
     else:

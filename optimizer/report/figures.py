@@ -136,21 +136,44 @@ def make_figures(acc: Accounting, run: RunInputs, pq: list[dict], pg: list[dict]
     ax.grid(True, axis="x", alpha=0.3)
     ax.legend(fontsize=8, loc="lower right")
     figs["fig_query_drop.png"] = _png(fig)
-    # worst-pair heat map
-    pm = _pair_matrix(run, acc.eps_claim)
+    # per-pair heat map: certified δ upper bound relative to the promise (issue 35 item 4)
+    pm = _pair_matrix(run, acc.eps_claim, acc)
     if pm is not None:
-        m, key, npairs = pm
+        m, key, npairs, _promised, how = pm
         import numpy as np
+        from matplotlib.colors import LogNorm
 
-        fig = _figure(7, 6)
+        fig = _figure(7, 6.3)
         ax = fig.add_subplot()
         arr = np.ma.masked_invalid(np.array(m, dtype=float))
+        top = max(float(arr.max()), 1.0) if arr.count() else 1.0
+        low = min(float(arr.min()), 0.5) if arr.count() else 0.5
         im = ax.imshow(
-            arr, cmap="viridis", origin="upper", interpolation="nearest", extent=(0.5, len(m) + 0.5, len(m) + 0.5, 0.5)
+            arr,
+            cmap="viridis",
+            norm=LogNorm(vmin=low, vmax=top * 1.05),
+            origin="upper",
+            interpolation="nearest",
+            extent=(0.5, len(m) + 0.5, len(m) + 0.5, 0.5),
         )
-        fig.colorbar(im, ax=ax, label="log10 δ (certified upper bound)")
+        bar = fig.colorbar(im, ax=ax, label="certified upper bound of δ ÷ promised δ (log scale)")
+        bar.ax.axhline(1.0, color="red", lw=2)
+        bar.ax.annotate(
+            "promise",
+            (1.0, 1.0),
+            xycoords=("axes fraction", "data"),
+            xytext=(-2, 3),
+            textcoords="offset points",
+            ha="right",
+            fontsize=8,
+            color="red",
+        )
         ax.set_xlabel("path j")
         ax.set_ylabel("path i")
-        ax.set_title(f"{sc.name}: worst-case δ of each pair [M_i, M_j]\nat ε = {fmt(key, 8)} ({npairs} pairs)")
+        ax.set_title(
+            f"{sc.name}: δ of each pair [M_i, M_j] relative to the promise\n"
+            f"at ε = {fmt(key, 8)} ({npairs} pairs; ÷ {how})",
+            fontsize=10,
+        )
         figs["fig_pairs_heatmap.png"] = _png(fig)
     return figs

@@ -116,8 +116,30 @@ def _heatmap_rows(run: RunInputs) -> tuple[list[dict], str] | None:
     return None
 
 
-def _pair_matrix(run: RunInputs, eps_claim) -> tuple[list[list[float]], str, int] | None:
-    """43×43 (or n×n) matrix of log10 δ (certified upper bounds) at the ε closest to the claimed ε."""
+def _promised_delta(acc: Accounting, run: RunInputs, eps_key: str) -> tuple[float, str]:
+    """The promised δ at the heat map's ε and where it comes from: the target δ at the promised ε;
+    for a curve target, the δ of the curve point at that ε; at any other ε, the zCDP claim δ(ε) of
+    the baseline ρ under the scenario's conversion (the curve the promise is a point of)."""
+    e = to_float(eps_key)
+    if e is not None and math.isclose(e, float(acc.eps_claim), rel_tol=1e-12):
+        return float(acc.delta_target), f"the promised δ = {acc.scenario.target_delta_text}"
+    target = (run.optimize or {}).get("target") or {}
+    for pt in target.get("points") or []:
+        pe = to_float(str(pt.get("epsilon", "")))
+        if e is not None and pe is not None and math.isclose(e, pe, rel_tol=1e-12):
+            return float(to_mpf(pt["delta"])), f"the curve point's promised δ = {pt['delta']}"
+    from optimizer.accounting import _claim_delta
+
+    d = _claim_delta(acc.total_rho, to_mpf(eps_key), acc.scenario.conversion)
+    return float(d), f"the baseline's zCDP claim δ(ε) = {fmt(d, 4)}"
+
+
+def _pair_matrix(
+    run: RunInputs, eps_claim, acc: Accounting | None = None
+) -> tuple[list[list[float]], str, int, float, str] | None:
+    """n×n matrix (43×43 for DHC persons) of certified δ upper bounds divided by the promised δ at
+    the ε closest to the claimed ε (:func:`_promised_delta`; without ``acc`` the raw upper bounds,
+    divisor 1), with that ε, the number of pairs, the promised δ and where it comes from."""
     src = _heatmap_rows(run)
     if src is None:
         return None
@@ -127,6 +149,7 @@ def _pair_matrix(run: RunInputs, eps_claim) -> tuple[list[list[float]], str, int
     target = float(eps_claim)
     key = min(by_eps, key=lambda e: (abs((to_float(e) or 0.0) - target), e))
     rows = by_eps[key]
+    promised, how = _promised_delta(acc, run, key) if acc is not None else (1.0, "no promise given")
     n = max(max(int(r["pair_i"]), int(r["pair_j"])) for r in rows)
     m = [[math.nan] * n for _ in range(n)]
     for r in rows:
@@ -134,5 +157,5 @@ def _pair_matrix(run: RunInputs, eps_claim) -> tuple[list[list[float]], str, int
         if v is None or v <= 0:
             continue
         i, j = int(r["pair_i"]) - 1, int(r["pair_j"]) - 1
-        m[i][j] = m[j][i] = math.log10(v)
-    return m, key, len(rows)
+        m[i][j] = m[j][i] = v / promised
+    return m, key, len(rows), promised, how

@@ -151,3 +151,92 @@ def test_pairs_command_certain_worst_pair(tmp_path, capsys):
     assert s["pairs_not_exact_planned"] == 0 and s["pairs_not_exact"] == 0
     assert s["exactness_screen"]["engines"] == {"trapezoid": 2}
     assert "exactness screen" not in cap.err  # --quiet
+
+
+# ---------------------------------------------------------------- the run summary and its printers
+def _confirmations():
+    pairs = [(13, 13), (12, 13)]
+    sure = {(13, 13): iv("5e-11", "6e-11"), (12, 13): iv("9e-11", "9.1e-11")}
+    tied = {(13, 13): iv("8.9e-11", "9.3e-11", met=False), (12, 13): iv("9e-11", "9.1e-11")}
+    alloc = load_builtin("dhc-persons")
+    out = []
+    for b in (sure, tied):
+        run = _fake(b)
+        out.append(confirm(alloc, _target(), run, pairs=pairs, verify_runner=run, progress=False))
+    return out
+
+
+def test_run_summary_keys_and_printed_lines():
+    from optimizer.commands.optimize import confirmation_lines
+    from optimizer.confirm import confirmation_keys, worst_pair_text
+
+    uniform, optimized = _confirmations()
+    keys = confirmation_keys(uniform, optimized)
+    assert keys["uniform_worst_pair_certain"] is True and keys["worst_pair_certain"] is False
+    assert keys["uniform_worst_pairs_tied"] == [[12, 13]]
+    assert keys["worst_pairs_tied"] == [[13, 13], [12, 13]]
+    assert keys["release_delta_interval"] == ["9.0000000000000000000e-11", "9.3000000000000000000e-11"]
+    assert keys["pairs_not_exact"] == {"uniform": 0, "optimized": 1}
+    assert keys["pairs_not_exact_planned"] == {"uniform": 0, "optimized": 0}
+    assert keys["pair_jobs"] == {"uniform": 2, "optimized": 2}
+    assert keys["pair_jobs_not_exact"] == {"uniform": 0, "optimized": 1}
+    assert keys["exactness_screen"]["optimized"]["n_pairs"] == 2
+    skipped = confirmation_keys(None, None)
+    assert skipped["worst_pair_certain"] is None and skipped["pairs_not_exact"] is None
+    summary = {
+        **keys,
+        "confirm_skipped": False,
+        "worst_pair": list(optimized.worst_pair),
+        "worst_pair_delta": "9.3e-11",
+        "uniform_worst_pair": [12, 13],
+        "uniform_worst_pair_delta": "9.1e-11",
+    }
+    assert worst_pair_text(summary, "uniform_") == "worst pair [12, 13] (certain), δ ≤ 9.1e-11"
+    text = worst_pair_text(summary)
+    assert text.startswith("no certain worst pair: 2 pairs tied within their bounds ([13, 13], [12, 13])")
+    assert "release δ in [9.0000000000000000000e-11, 9.3000000000000000000e-11]" in text
+    assert "worst pair [13, 13]" not in text
+    lines = confirmation_lines(summary)
+    assert lines[0].startswith("uniform rescale: worst pair [12, 13] (certain)")
+    assert lines[1].startswith("optimized: no certain worst pair") and "pairs not exact: 1 (planned" in lines[1]
+    assert optimized.worst_text().startswith("no certain worst pair (2 tied")
+    assert uniform.worst_text() == "worst pair [12, 13] (certain)"
+
+
+def test_report_never_names_an_uncertain_worst_pair():
+    from optimizer.report.document import _worst_pair_text
+
+    base = {"worst_pair": [10, 31], "worst_pair_delta": "9.626e-11"}
+    assert _worst_pair_text({**base, "worst_pair_certain": True}).startswith("worst pair [10, 31] (certain")
+    tied = _worst_pair_text(
+        {
+            **base,
+            "worst_pair_certain": False,
+            "worst_pairs_tied": [[10, 31], [6, 6]],
+            "release_delta_interval": ["9.1826e-11", "9.626e-11"],
+        }
+    )
+    assert "worst pair [10, 31]" not in tied and "2 pairs are tied" in tied and "[10, 31], [6, 6]" in tied
+    assert "9.1826" in tied and "9.626" in tied
+    assert "not known to be the worst" in _worst_pair_text(base)  # an old summary without the rule
+
+
+def test_heat_map_matrix_is_relative_to_the_promise():
+    from optimizer.report.tables import _pair_matrix
+
+    acc = SimpleNamespace(
+        eps_claim=26.34,
+        delta_target=F(1, 10**10),
+        total_rho=F(24811, 5000),
+        scenario=SimpleNamespace(target_delta_text="1e-10", conversion="bun-steinke"),
+    )
+    rows = [
+        {"pair_i": "1", "pair_j": "1", "eps": "26.34", "delta_lower": "4e-11", "delta_upper": "5e-11"},
+        {"pair_i": "1", "pair_j": "2", "eps": "26.34", "delta_lower": "9e-11", "delta_upper": "1e-10"},
+        {"pair_i": "2", "pair_j": "2", "eps": "26.34", "delta_lower": "1e-12", "delta_upper": "2e-12"},
+    ]
+    run = SimpleNamespace(pairs=None, confirm_pairs=rows, optimize={})
+    m, key, n, promised, how = _pair_matrix(run, acc.eps_claim, acc)
+    assert key == "26.34" and n == 3 and promised == 1e-10 and "promised δ = 1e-10" in how
+    assert m[0][0] == pytest.approx(0.5) and m[0][1] == m[1][0] == pytest.approx(1.0)
+    assert m[1][1] == pytest.approx(0.02)
