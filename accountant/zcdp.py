@@ -29,7 +29,8 @@ rounding error, so the value is an upper bound on the bound it names.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
 from fractions import Fraction
 from numbers import Rational
 
@@ -39,12 +40,15 @@ from .exact import to_fraction
 from .mechanism import DiscreteGaussian
 
 __all__ = [
+    "CONVERSIONS",
+    "Conversion",
     "cks_alpha_for_delta",
     "cks_alpha_for_epsilon",
     "delta_bun_steinke",
     "delta_cks",
     "epsilon_bun_steinke",
     "epsilon_cks",
+    "get_conversion",
     "rho_of",
 ]
 
@@ -404,3 +408,39 @@ def epsilon_cks(rho, delta, *, dps: int = DEFAULT_DPS) -> mpmath.mpf:
         # For δ very close to 1 the infimum can be negative (a near-trivial statement); ε = 0 is
         # a larger, hence still valid, value and the meaningful one for DP.
         return _up(eps, dps) if eps > 0 else mpmath.mpf(0)
+
+
+# ---------------------------------------------------------------------- the registry
+@dataclass(frozen=True)
+class Conversion:
+    """One zCDP → (ε, δ) conversion: its name (as scenarios and the CLI write it), the label a report
+    prints, the paper (arXiv id), and its two directions ``epsilon(rho, delta)`` and
+    ``delta(rho, eps)`` (each rounded on its safe side, up)."""
+
+    name: str
+    label: str
+    arxiv: str
+    epsilon: Callable[..., mpmath.mpf]
+    delta: Callable[..., mpmath.mpf]
+
+
+#: every conversion by name (the one registry: scenarios, the CLI and the reports read it)
+CONVERSIONS: dict[str, Conversion] = {
+    c.name: c
+    for c in (
+        Conversion("bun-steinke", "Bun–Steinke", "1605.02065", epsilon_bun_steinke, delta_bun_steinke),
+        Conversion("cks", "Canonne–Kamath–Steinke", "2004.00010", epsilon_cks, delta_cks),
+    )
+}
+
+
+def get_conversion(name: str) -> Conversion:
+    """The conversion called ``name``; a ValueError naming the choices otherwise.
+
+    >>> get_conversion("cks").label
+    'Canonne–Kamath–Steinke'
+    """
+    try:
+        return CONVERSIONS[name]
+    except (KeyError, TypeError):
+        raise ValueError(f"zCDP conversion must be one of {tuple(CONVERSIONS)}, got {name!r}") from None

@@ -54,15 +54,13 @@ class Accounting:
 def _claim_eps(rho: Fraction, delta, conversion: str) -> mpmath.mpf:
     from accountant import zcdp
 
-    f = zcdp.epsilon_cks if conversion == "cks" else zcdp.epsilon_bun_steinke
-    return f(rho, delta)
+    return zcdp.get_conversion(conversion).epsilon(rho, delta)
 
 
 def _claim_delta(rho: Fraction, eps, conversion: str) -> mpmath.mpf:
     from accountant import zcdp
 
-    f = zcdp.delta_cks if conversion == "cks" else zcdp.delta_bun_steinke
-    return f(rho, eps)
+    return zcdp.get_conversion(conversion).delta(rho, eps)
 
 
 def proxy_pair(allocation, multiplier: Fraction = Fraction(1)):

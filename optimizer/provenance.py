@@ -45,6 +45,7 @@ _COMPUTE_MODULES = (
     "allocation.py",
     "confirm.py",
     "curve_target.py",
+    "exactness.py",
     "geolevels.py",
     "guarded.py",
     "located.py",

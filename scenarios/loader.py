@@ -50,6 +50,7 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
+from accountant import zcdp as _zcdp
 from optimizer.located import LocatedError, toml_key_line
 
 __all__ = [
@@ -65,7 +66,8 @@ __all__ = [
 ]
 
 SCENARIO_DIR = Path(__file__).resolve().parent
-CONVERSIONS = ("bun-steinke", "cks")
+#: the conversions' names (accountant.zcdp.CONVERSIONS is the registry)
+CONVERSIONS = tuple(_zcdp.CONVERSIONS)
 _TOP_KEYS = (
     "name",
     "description",

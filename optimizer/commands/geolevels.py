@@ -17,11 +17,13 @@ HELP = "per geolevel: promised vs exact ε, unused budget, variance drop that ke
 
 
 def configure(p) -> None:
+    from accountant import zcdp  # the registry of conversions (lazy: the CLI starts fast)
+
     g = p.add_mutually_exclusive_group(required=True)
     g.add_argument("--scenario", help="scenario name or .toml path (its allocation, conversion, target δ)")
     g.add_argument("--allocation", help="built-in allocation name")
     p.add_argument("--delta", default=None, help="target δ (default: the scenario's, else 1e-10)")
-    p.add_argument("--conversion", default=None, choices=("bun-steinke", "cks"), help="zCDP → (ε, δ) conversion")
+    p.add_argument("--conversion", default=None, choices=tuple(zcdp.CONVERSIONS), help="zCDP → (ε, δ) conversion")
     p.add_argument(
         "--model",
         default="census",

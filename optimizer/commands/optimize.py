@@ -16,10 +16,12 @@ HELP = "re-tune the budget: same promised (ε, δ), less noise; confirm on all p
 
 
 def configure(p) -> None:
+    from accountant import zcdp  # the registry of conversions (lazy: the CLI starts fast)
+
     g = p.add_mutually_exclusive_group(required=True)
     g.add_argument("--scenario", help="scenarios/<NAME>.toml, or a built-in allocation name")
     g.add_argument("--allocation", help="a built-in allocation name (dhc-persons, …)")
-    p.add_argument("--conversion", choices=("bun-steinke", "cks"), default=None)
+    p.add_argument("--conversion", choices=tuple(zcdp.CONVERSIONS), default=None)
     p.add_argument("--delta", default=None, help="target δ (exact decimal string; default 1e-10)")
     p.add_argument("--trials", type=int, default=None, help="Optuna trials to run (default: scenario or 30)")
     p.add_argument("--seed", type=int, default=None)

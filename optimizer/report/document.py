@@ -7,6 +7,7 @@ from __future__ import annotations
 from fractions import Fraction
 from typing import Any
 
+from accountant.zcdp import get_conversion
 from optimizer.accounting import Accounting
 from optimizer.allocation import BUILTIN_NAMES
 from optimizer.formatting import TOLERANCE_MARK, fmt, fmt_bound, pct, to_float, to_mpf
@@ -17,7 +18,7 @@ from optimizer.report.tables import _heatmap_rows
 
 def _summary(acc: Accounting, run: RunInputs) -> dict[str, Any]:
     o = run.optimize or {}
-    conv = "Bun–Steinke" if acc.scenario.conversion == "bun-steinke" else "Canonne–Kamath–Steinke"
+    conv = get_conversion(acc.scenario.conversion).label
     from accountant.decimals import exact_fraction, half_width
 
     e = acc.eps_exact
@@ -250,7 +251,7 @@ def _geolevel_section(run: RunInputs) -> dict | None:
         return None
     uni = {r["geolevel"]: r for r in gl.get("uniform", [])}
     opt = {r["geolevel"]: r for r in gl.get("optimized", [])}
-    conv = "Bun–Steinke" if gl.get("conversion") == "bun-steinke" else "Canonne–Kamath–Steinke"
+    conv = get_conversion(gl.get("conversion") or "bun-steinke").label
 
     def kept(r) -> str:
         return "—" if r is None else fmt(r["epsilon_exact_new"], 8) + (" (kept)" if r["kept"] else " ⚠ broken")
@@ -646,8 +647,9 @@ def _sections(acc: Accounting, run: RunInputs, s: dict, pq, pg) -> list[dict]:
                 "fig_pairs_heatmap.png",
                 f"Certified δ of every pair of spine paths [M_i, M_j] for {heat[1]}, at the ε closest to the "
                 "promise (named in the title), relative to the promise: the colour is the certified upper bound "
-                "of δ divided by the promised δ at that ε; the promise (ratio 1) is marked on the colour bar, so every cell below the mark keeps "
-                "it. The brightest cell has the largest upper bound; it is the worst pair only when its lower "
+                "of δ divided by the promised δ at that ε; the promise (ratio 1) is marked on the colour bar, "
+                "so every cell below the mark keeps it. The brightest cell has the largest upper bound; "
+                "it is the worst pair only when its lower "
                 "bound is above every other pair's upper bound (section 3 says whether it is).",
             )
         )

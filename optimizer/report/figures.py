@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 
+from accountant.zcdp import get_conversion
 from optimizer.accounting import Accounting
 from optimizer.formatting import fmt
 from optimizer.report.inputs import RunInputs
@@ -31,7 +32,7 @@ def _figure(w: float, h: float):
 def make_figures(acc: Accounting, run: RunInputs, pq: list[dict], pg: list[dict]) -> dict[str, bytes]:
     figs: dict[str, bytes] = {}
     sc = acc.scenario
-    conv = "Bun–Steinke" if sc.conversion == "bun-steinke" else "Canonne–Kamath–Steinke"
+    conv = get_conversion(sc.conversion).label
     # ε–δ curves
     if acc.curves:
         fig = _figure(8, 5)

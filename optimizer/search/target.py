@@ -11,9 +11,11 @@ from typing import Any
 
 import mpmath
 
+from accountant import zcdp as _zcdp
 from optimizer.allocation import Allocation
 
-CONVERSIONS = ("bun-steinke", "cks")
+#: the conversions' names (accountant.zcdp.CONVERSIONS is the registry)
+CONVERSIONS = tuple(_zcdp.CONVERSIONS)
 
 #: Certified δ tolerances used for the final (reported, compared-to-target) evaluations.
 TOL_FINAL, RTOL_FINAL = 1e-35, 1e-20
@@ -100,13 +102,11 @@ def target_from_allocation(alloc: Allocation, delta: Any = "1e-10", conversion: 
     if conversion not in CONVERSIONS:
         raise ValueError(f"target_from_allocation: conversion must be one of {CONVERSIONS}, got {conversion!r}")
     d = _decimal_string(delta, "delta", exact=True)
-    fn = zcdp.epsilon_bun_steinke if conversion == "bun-steinke" else zcdp.epsilon_cks
-    return Target(fn(alloc.total_rho, d), d, conversion)
+    return Target(zcdp.get_conversion(conversion).epsilon(alloc.total_rho, d), d, conversion)
 
 
 def zcdp_claim_delta(rho: Fraction, eps: Any, conversion: str) -> mpmath.mpf:
     """δ the zCDP conversion claims for total ρ at ε."""
     from accountant import zcdp
 
-    fn = zcdp.delta_bun_steinke if conversion == "bun-steinke" else zcdp.delta_cks
-    return fn(rho, eps)
+    return zcdp.get_conversion(conversion).delta(rho, eps)
