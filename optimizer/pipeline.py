@@ -227,6 +227,17 @@ def optimize(
     point = S.target_from_allocation(alloc, delta=spec.delta, conversion=conv)
     target, points, c_u, uniform, d_u = _stage1(spec, point, log)
     log(f"stage 1 uniform: c = {float(c_u):.10f}  drop {100 * (1 - 1 / float(c_u)):.4f}%")
+    c_u_proxy = c_u
+    watch: tuple[tuple[int, int], ...] = ()
+    if confirm and spec.target_kind == "point":
+        # calibrate on the pairs that can be the worst too, so that each all-pairs sweep normally passes first time
+        t_watch = time.perf_counter()
+        watch = S.screen_worst_pairs(uniform, target)
+        c_u, uniform, d_u = S.uniform_rescale(alloc, target, watch=watch)
+        log(
+            f"watching pairs {', '.join(f'[{i}, {j}]' for i, j in watch)} (largest δ of the uniform rescale): "
+            f"c = {float(c_u):.10f}  drop {100 * (1 - 1 / float(c_u)):.4f}%  ({time.perf_counter() - t_watch:.1f} s)"
+        )
     zshape, zinfo = S.zcdp_optimum(alloc, weights, return_info=True)
     zcal = S.calibrate_shape(zshape, target, hint=float(c_u))
     log(
@@ -242,7 +253,7 @@ def optimize(
             f"pareto_floor_percent = {spec.pareto_floor_percent} of {spec.name} cannot be met: the exact promise lets "
             f"every query's variance fall by at most {100 * (1 - 1 / float(c_u)):.4f} % (the uniform rescale)"
         )
-    search = _reallocate_for(spec, obj, guard, alloc, target, c_u, uniform, d_u, weights, out, storage, log)
+    search = _reallocate_for(spec, obj, guard, alloc, target, c_u, uniform, d_u, weights, out, storage, log, watch)
     optimized, c_opt, d_opt = search["allocation"], search["c"], search["delta"]
     confirmed, worst_pair, worst_delta, conf_seconds, n_pairs, recal = False, None, None, None, 0, None
     verified: list[list[int]] = []
@@ -251,7 +262,6 @@ def optimize(
     issue35 = confirmation_keys(None, None)
     confirm_rows: list[dict[str, Any]] = []
     curve_points: dict[str, list[dict[str, Any]]] = {}
-    c_u_proxy = c_u
     uconf: dict[str, Any] = {
         "uniform_confirmed": False,
         "uniform_worst_pair": None,
@@ -339,6 +349,7 @@ def optimize(
         "uniform_c_float": float(c_u),
         "uniform_variance_drop_percent": 100 * (1 - 1 / float(c_u)),
         "uniform_proxy_c": str(c_u_proxy),
+        "watched_pairs": [list(p) for p in watch],
         "uniform_proxy_variance_drop_percent": 100 * (1 - 1 / float(c_u_proxy)),
         **uconf,
         "uniform_proxy_delta": _fmt_upper(d_u),
@@ -550,7 +561,9 @@ def _dec(x: Fraction, mode: str) -> str:
     return decimal_string(x, 20, mode)
 
 
-def _reallocate_for(spec, obj, guard, alloc, target, c_u, uniform, d_u, weights, out, storage, log) -> dict[str, Any]:
+def _reallocate_for(
+    spec, obj, guard, alloc, target, c_u, uniform, d_u, weights, out, storage, log, watch=()
+) -> dict[str, Any]:
     """Stages 2 and 3 for the chosen objective: the calibrated convex optimum under the guard
     (:func:`optimizer.guarded.calibrated_optimum`), then the Optuna search around it, kept only if
     it beats that start and meets the guard. minimax-relative: the uniform rescale (its optimum)."""
@@ -574,7 +587,13 @@ def _reallocate_for(spec, obj, guard, alloc, target, c_u, uniform, d_u, weights,
             "config_hash": None,
         }
     start = calibrated_optimum(
-        alloc, target, None, alloc.total_rho * c_u, guard, solve=lambda t, lo: obj.optimum(alloc, weights, t, lo)
+        alloc,
+        target,
+        None,
+        alloc.total_rho * c_u,
+        guard,
+        solve=lambda t, lo: obj.optimum(alloc, weights, t, lo),
+        watch=watch,
     )
     log(
         f"stage 2 convex optimum of {obj.name}"
@@ -602,6 +621,7 @@ def _reallocate_for(spec, obj, guard, alloc, target, c_u, uniform, d_u, weights,
         score=score,
         violation=violation,
         study_extra={"objective": obj.name, "guard": guard.describe() if guard else None},
+        watch=watch,
     )
     best = res.allocation
     feasible = guard is None or guard.holds(best, alloc)

@@ -18,7 +18,8 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
-from collections.abc import Mapping
+import platform
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -63,6 +64,7 @@ _COMPUTE_MODULES = (
     "search/study.py",
     "search/target.py",
     "search/variance.py",
+    "search/watch.py",
     "side_effects.py",
     "spine.py",
 )
@@ -84,6 +86,41 @@ def _package_version() -> str:
         return version("census-plb")
     except PackageNotFoundError:
         return "absent"
+
+
+#: the packages whose versions a run or report records (:func:`versions`)
+VERSION_PACKAGES = (
+    "census-plb",
+    "numpy",
+    "scipy",
+    "mpmath",
+    "python-flint",
+    "cvxpy",
+    "clarabel",
+    "optuna",
+    "pandas",
+    "matplotlib",
+)
+
+
+def versions(packages: Sequence[str] = VERSION_PACKAGES) -> dict[str, str]:
+    """``{"python": X.Y.Z, package: version or "absent"}``: the one version record of runs, studies
+    and reports."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    out = {"python": platform.python_version()}
+    for name in packages:
+        try:
+            out[name] = version(name)
+        except PackageNotFoundError:
+            out[name] = "absent"
+    return out
+
+
+def sources_hash(files: Sequence[str | Path]) -> str:
+    """sha256 over the given source files (each path relative to the project, then its bytes): the
+    one code hash (:func:`code_version` adds the package version to it)."""
+    return _files_hash(tuple(str(Path(f).resolve()) for f in files))
 
 
 @functools.cache

@@ -2,44 +2,34 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
-import platform
 from pathlib import Path
 
 from optimizer.accounting import DELTA_RTOL, DELTA_TOL, EPS_TOL, Accounting
+from optimizer.provenance import sources_hash, versions
 from optimizer.report.inputs import RunInputs, _sha256
 
 _ROOT = Path(__file__).resolve().parent.parent.parent
 
 
 def _versions() -> dict[str, str]:
-    from importlib import metadata
-
-    out = {"python": platform.python_version()}
-    for pkg in ("census-plb", "numpy", "mpmath", "python-flint", "matplotlib"):
-        try:
-            out[pkg] = metadata.version(pkg)
-        except metadata.PackageNotFoundError:
-            out[pkg] = "not installed"
-    return out
+    """The versions of what computed and printed this report (:func:`optimizer.provenance.versions`)."""
+    return versions(("census-plb", "numpy", "mpmath", "python-flint", "matplotlib"))
 
 
 def _code_hash() -> str:
     """sha256 over the accountant sources, the accounting-only view and the report package (what
-    computed and printed the numbers)."""
-    h = hashlib.sha256()
+    computed and printed the numbers; :func:`optimizer.provenance.sources_hash`)."""
     opt = _ROOT / "optimizer"
-    files = [
-        *sorted((_ROOT / "accountant").glob("*.py")),
-        opt / "accounting.py",
-        opt / "formatting.py",
-        *sorted((opt / "report").glob("*.py")),
-        *sorted((opt / "report" / "templates").iterdir()),
-    ]
-    for p in files:
-        h.update(p.name.encode() + b"\0" + p.read_bytes())
-    return h.hexdigest()
+    return sources_hash(
+        [
+            *sorted((_ROOT / "accountant").glob("*.py")),
+            opt / "accounting.py",
+            opt / "formatting.py",
+            *sorted((opt / "report").glob("*.py")),
+            *sorted((opt / "report" / "templates").iterdir()),
+        ]
+    )
 
 
 def _allocation_file(name: str) -> Path | None:

@@ -67,6 +67,7 @@ from optimizer.search.target import (
     zcdp_claim_delta,
 )
 from optimizer.search.variance import equal_weights, objective, variance_drop_percent
+from optimizer.search.watch import WATCH_TOP, WorstOf, screen_worst_pairs, watch_builder
 
 __all__ = [
     "CONVERSIONS",
@@ -78,6 +79,7 @@ __all__ = [
     "SHAPE_DENOMINATOR",
     "TOL_FINAL",
     "TOL_SEARCH",
+    "WATCH_TOP",
     "XTOL_FINAL",
     "XTOL_SEARCH",
     "Calibration",
@@ -85,6 +87,7 @@ __all__ = [
     "SolverWarning",
     "StudyLockedError",
     "Target",
+    "WorstOf",
     "calibrate_shape",
     "certified_ok",
     "config_hash",
@@ -95,10 +98,12 @@ __all__ = [
     "proxy_delta",
     "reallocate",
     "resolve_storage",
+    "screen_worst_pairs",
     "study_lock",
     "target_from_allocation",
     "uniform_rescale",
     "variance_drop_percent",
+    "watch_builder",
     "zcdp_claim_delta",
     "zcdp_optimum",
 ]

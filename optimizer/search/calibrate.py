@@ -18,6 +18,7 @@ import mpmath
 from optimizer.allocation import Allocation, GeolevelBudget
 from optimizer.search.proxy import _composition, _full_path_rho, mpf_to_fraction
 from optimizer.search.target import RTOL_FINAL, RTOL_SEARCH, TOL_FINAL, TOL_SEARCH, Target
+from optimizer.search.watch import watch_builder
 
 #: Relative bracket tolerance on c for brentq (final: ~1e-14; search: 1e-10).
 XTOL_FINAL, XTOL_SEARCH = 1e-14, 1e-10
@@ -115,6 +116,7 @@ def calibrate_shape(
     hint: float | None = None,
     slope: float | None = None,
     final: bool = True,
+    watch: Sequence[tuple[int, int]] = (),
 ) -> Calibration:
     """Stage-1 root-finding for any shape: the largest c (exact fraction, to brentq's ``xtol``)
     with certified proxy δ(ρ·c) ≤ target.
@@ -125,6 +127,9 @@ def calibrate_shape(
         slope: expected d log δ / d log c near the root (speeds up bracketing).
         final: certify with the final tolerances (``False``: search tolerances and a
             looser bracket; the returned δ is still a certified bound at the returned c).
+        watch: pairs of the release that can be the worst (:func:`optimizer.search.watch.screen_worst_pairs`):
+            c is then the largest factor with certified δ ≤ target on the proxy **and** on each of them
+            (the returned δ is the largest of their certified bounds).
     """
     t0 = time.perf_counter()
     rhos = _full_path_rho(shape)
@@ -136,6 +141,7 @@ def calibrate_shape(
         xtol=XTOL_FINAL if final else XTOL_SEARCH,
         tol=TOL_FINAL if final else TOL_SEARCH,
         rtol=RTOL_FINAL if final else RTOL_SEARCH,
+        builder=watch_builder(shape, watch) if watch else None,
     )
     scaled = _apply(shape, [r * c for r in rhos])
     scaled = Allocation(scaled.levels, shape.name, _note(shape.provenance, f"calibrated: rho x {c}"), shape.run_type)
@@ -146,13 +152,16 @@ def _note(provenance: str, note: str) -> str:
     return f"{provenance}; {note}" if provenance else note
 
 
-def uniform_rescale(alloc: Allocation, target: Target) -> tuple[Fraction, Allocation, Any]:
+def uniform_rescale(
+    alloc: Allocation, target: Target, *, watch: Sequence[tuple[int, int]] = ()
+) -> tuple[Fraction, Allocation, Any]:
     """Stage 1: the largest c (an exact fraction, to brentq's ``xtol``) with certified proxy δ(target ε) ≤ target δ.
 
     ρ_q → c·ρ_q for every measurement (σ_q² → σ_q²/c); variance drop (1 − 1/c)·100 %.
 
     Returns:
-        ``(c, alloc.scaled(c), certified δ of the proxy at c)``.
+        ``(c, alloc.scaled(c), certified δ of the proxy at c)`` (with ``watch``: the largest certified δ
+    of the proxy and the watched pairs, see :func:`calibrate_shape`).
     """
-    cal = calibrate_shape(alloc, target, hint=1.1)
+    cal = calibrate_shape(alloc, target, hint=1.1, watch=watch)
     return cal.c, alloc.scaled(cal.c), cal.delta

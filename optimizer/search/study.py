@@ -11,7 +11,7 @@ import math
 import sys
 import time
 import warnings
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 from pathlib import Path
@@ -19,6 +19,7 @@ from typing import Any
 
 from accountant.decimals import outward
 from optimizer.allocation import Allocation
+from optimizer.provenance import versions
 from optimizer.search.calibrate import XTOL_SEARCH, _apply, _calibrate_rhos, _note, calibrate_shape
 from optimizer.search.convex import SHAPE_DENOMINATOR, zcdp_optimum
 from optimizer.search.proxy import _full_path_rho
@@ -122,15 +123,8 @@ def _shape_from_params(alloc: Allocation, params: Mapping[str, float]) -> Alloca
 
 
 def _versions() -> dict[str, str]:
-    from importlib.metadata import PackageNotFoundError, version
-
-    out = {"python": sys.version.split()[0]}
-    for name in ("census-plb", "numpy", "scipy", "mpmath", "python-flint", "cvxpy", "clarabel", "optuna", "pandas"):
-        try:
-            out[name] = version(name)
-        except PackageNotFoundError:
-            out[name] = "absent"
-    return out
+    """The versions a study records (:func:`optimizer.provenance.versions`)."""
+    return versions()
 
 
 def _journal_path(storage: Any, scenario: str | None, runs_dir: str | Path = "runs") -> Path | None:
@@ -265,6 +259,7 @@ def _reallocate(
     score: Callable[[Allocation], float] | None = None,
     violation: Callable[[Allocation], float] | None = None,
     study_extra: Mapping[str, Any] | None = None,
+    watch: Sequence[tuple[int, int]] = (),
 ) -> SearchResult:
     """Stage 3: Optuna TPE over per-geolevel and per-query log-multipliers of the shape.
 
@@ -295,7 +290,9 @@ def _reallocate(
     score by ``1 + 1000·violation``, so infeasible shapes rank behind every feasible one of similar
     score — the caller must still check the returned allocation. ``study_extra`` (the objective's
     name, the guard, …) enters the study's config hash, so a study of another objective is never
-    resumed.
+    resumed.  ``watch``: pairs the final calibration of the best shape keeps within the promise
+    together with the proxy (:func:`~optimizer.search.calibrate.calibrate_shape`; the trials use the
+    proxy alone).
 
     Returns:
         :class:`SearchResult` with the best shape re-calibrated with the final tolerances.
@@ -417,7 +414,7 @@ def _reallocate(
     best = study.best_trial
     best_shape = _shape_from_params(center, best.params)
     hint = float(Fraction(best.user_attrs["c"])) if "c" in best.user_attrs else hint_total
-    cal = calibrate_shape(best_shape, target, hint=hint, slope=slope, final=True)
+    cal = calibrate_shape(best_shape, target, hint=hint, slope=slope, final=True, watch=watch)
     final = Allocation(
         cal.allocation.levels,
         alloc.name,
