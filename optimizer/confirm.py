@@ -34,6 +34,7 @@ __all__ = [
     "fresh_pairs",
     "pair_curve_job",
     "pair_delta_job",
+    "pair_runner",
     "paths_of",
     "worst_pair_text",
 ]
@@ -219,6 +220,12 @@ def _default_runner(cache_dir, workers, progress, label=None, scheduler=None, fr
         return {tuple(p): _bounds(r, len(points)) for p, r in zip(pair_list, results)}
 
     return run
+
+
+def pair_runner(cache_dir, workers, progress: bool = False, label: str | None = None, scheduler=None):
+    """The cached pair runner of the confirmation (process pool or Dask, resumable):
+    ``run(alloc, points, pairs)`` → ``{pair: [bound per point]}`` at the confirmation's tolerances."""
+    return _default_runner(cache_dir, workers, progress, label, scheduler)
 
 
 #: fewer pairs to recompute than this are recomputed in this process (a pool costs a start-up)

@@ -232,7 +232,12 @@ def optimize(
     if confirm and spec.target_kind == "point":
         # calibrate on the pairs that can be the worst too, so that each all-pairs sweep normally passes first time
         t_watch = time.perf_counter()
-        watch = S.screen_worst_pairs(uniform, target)
+        from optimizer.confirm import pair_runner
+
+        screen = pair_runner(
+            out / "cache-watch", workers, progress, "screening the pairs that can be the worst", scheduler
+        )
+        watch = S.screen_worst_pairs(uniform, target, runner=screen)
         c_u, uniform, d_u = S.uniform_rescale(alloc, target, watch=watch)
         log(
             f"watching pairs {', '.join(f'[{i}, {j}]' for i, j in watch)} (largest δ of the uniform rescale): "

@@ -23,14 +23,14 @@ watching only makes its first sweep the normal last one.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from fractions import Fraction
 from typing import Any
 
 from accountant.composition import engine_plan
 from optimizer.allocation import Allocation, GeolevelBudget
 from optimizer.pairs import mechanism, pair_composition, pairs, paths_from_allocation
-from optimizer.search.proxy import _composition
+from optimizer.search.proxy import _composition, mpf_to_fraction
 from optimizer.search.target import Target
 from optimizer.spine import patterns_for
 
@@ -45,15 +45,32 @@ Pair = tuple[int, int]
 
 
 def screen_worst_pairs(
-    alloc: Allocation, target: Target, *, top: int = WATCH_TOP, tol: float = SCREEN_TOL, rtol: float = SCREEN_RTOL
+    alloc: Allocation,
+    target: Target,
+    *,
+    top: int = WATCH_TOP,
+    tol: float = SCREEN_TOL,
+    rtol: float = SCREEN_RTOL,
+    runner: Callable[[Allocation, Sequence[Target], list[Pair]], Mapping[Pair, Sequence[Any]]] | None = None,
 ) -> tuple[Pair, ...]:
     """The ``top`` pairs of ``alloc``'s release with the largest certified upper bound of δ(target ε),
-    largest first (ties by pair).  One in-process δ per pair (DHC persons: 946 pairs, ~8 s)."""
+    largest first (ties by pair).
+
+    Without ``runner``: one in-process δ per pair at (``tol``, ``rtol``) (DHC persons: 946 pairs,
+    ~10 s on one core).  With ``runner`` (e.g. :func:`optimizer.confirm.pair_runner`: the process
+    pool or Dask, cached and resumable, at the confirmation's tolerances): ``runner(alloc, [target],
+    pairs)`` → ``{pair: [bound]}``, each bound with an exact ``upper``."""
     paths = paths_from_allocation(alloc, patterns_for(alloc.geolevels))
-    scored = []
-    for pi, pj in pairs(paths):
-        d = pair_composition(pi, pj).delta(target.epsilon, tol=tol, rtol=rtol)
-        scored.append((d.upper, (pi.index, pj.index)))
+    all_pairs = [(pi.index, pj.index) for pi, pj in pairs(paths)]
+    if runner is not None:
+        bounds = runner(alloc, [target], all_pairs)
+        scored = [(Fraction(bounds[p][0].upper), p) for p in all_pairs]
+    else:
+        by = {p.index: p for p in paths}
+        scored = [
+            (mpf_to_fraction(pair_composition(by[i], by[j]).delta(target.epsilon, tol=tol, rtol=rtol).upper), (i, j))
+            for i, j in all_pairs
+        ]
     scored.sort(key=lambda t: (-t[0], t[1]))
     return tuple(p for _, p in scored[: max(0, top)])
 

@@ -59,14 +59,6 @@ def test_watch_builder_refuses_pairs_of_another_release(dhc):
         build([r for _, _, r in alloc.items()])
 
 
-def test_screen_finds_the_published_worst_pair(dhc):
-    """The screen's first pair is the worst pair of the published DHC-persons allocation at
-    ε_BS(1e-10): [6, 6] (the paper's code and `census-plb pairs`)."""
-    alloc, target = dhc
-    top = screen_worst_pairs(alloc, target, top=3)
-    assert len(top) == 3 and top[0] == (6, 6)
-
-
 def test_watch_builder_leaves_pairs_without_an_exact_engine_to_the_confirmation(dhc):
     """A watched pair that only the coarse sandwich can answer (a what-if with distinct budgets on
     1/10^5) is not calibrated on: its bound would be loose and slow; the confirmation checks it."""
@@ -82,3 +74,16 @@ def test_watch_builder_leaves_pairs_without_an_exact_engine_to_the_confirmation(
     assert plan == {(6, 6): False, (13, 13): True}
     worst = watch_builder(fine, [(6, 6), (13, 13)])([r for _, _, r in fine.items()])
     assert len(worst.compositions) == 2  # the proxy and [13, 13]; [6, 6] is left to the confirmation
+
+
+def test_screen_through_the_pair_runner_ranks_as_in_process(tmp_path):
+    """The pipeline screens through the confirmation's cached pair runner (pool or Dask); it ranks
+    the pairs as the in-process screen does (PL94 units: 528 pairs)."""
+    from optimizer.confirm import pair_runner
+
+    alloc = load_builtin("pl94-units")
+    target = target_from_allocation(alloc)
+    here = screen_worst_pairs(alloc, target, top=4)
+    pooled = screen_worst_pairs(alloc, target, top=4, runner=pair_runner(tmp_path / "cache", 1))
+    assert here == pooled and len(here) == 4
+    assert any((tmp_path / "cache").iterdir())  # cached: a rerun resumes
