@@ -39,6 +39,13 @@ CURVE_STEPS = range(8, 49)
 #: relative margin by which the total is lowered below the confirmed one each time
 GUARD_RESOLVES = 3
 GUARD_MARGIN = Fraction(1, 10**9)
+#: calibrate on the proxy and on the pairs that can be the worst (:mod:`optimizer.search.watch`) before
+#: the confirmations.  Off: measured on DHC persons (census-plb optimize --scenario dhc-persons, 2026-12-06,
+#: 2 cores), its screen — one run over all 946 pairs, 32 s with the calibration — costs more than the
+#: uniform rescale's second sweep it saves (19 s): 7 full pair runs either way, 244 s wall against 206 s.
+#: It pays once the proposals are exact (issue 35 item 1): one screen then serves the uniform rescale,
+#: the optimized allocation and every guard re-solve, each of which sweeps twice today.
+WATCH_PAIRS = False
 #: points of the stored trade-off curves
 TRADEOFF_POINTS = 201
 #: tolerances of the stored δ curves (absolute, relative)
@@ -229,7 +236,7 @@ def optimize(
     log(f"stage 1 uniform: c = {float(c_u):.10f}  drop {100 * (1 - 1 / float(c_u)):.4f}%")
     c_u_proxy = c_u
     watch: tuple[tuple[int, int], ...] = ()
-    if confirm and spec.target_kind == "point":
+    if WATCH_PAIRS and confirm and spec.target_kind == "point":
         # calibrate on the pairs that can be the worst too, so that each all-pairs sweep normally passes first time
         t_watch = time.perf_counter()
         from optimizer.confirm import pair_runner
