@@ -38,7 +38,7 @@ from scipy.special import log_ndtr
 from .certified import Certified, _mpf, down, exact_mpf, up
 from .choose import EngineChooser, EnginePlan, plan_engine
 from .engine import BOUND_DIAGNOSTICS, DEFAULT_CONFIG, Engine, EngineConfig, EngineDiagnostics, LatticeGroup
-from .exact import to_fraction
+from .exact import cut, to_fraction
 from .lattice import Lattice
 from .mechanism import DiscreteGaussian
 from .quadrature import log_tail_estimate, workprec
@@ -93,12 +93,6 @@ MAX_BINARY_EXPONENT = 10**6
 _ENGINE_TARGET_MIN = mpmath.mpf(10) ** ENGINE_TARGET_MIN_LOG10
 
 
-def _short_input(x) -> str:
-    """repr of a user input, cut to 40 characters (an ε of 10^5 digits is not echoed whole)."""
-    r = repr(x)
-    return r if len(r) <= 40 else f"{r[:37]}..."
-
-
 def _short(x: Fraction) -> str:
     """A Fraction for an error message: exact when short, else a 6-digit decimal."""
     t = str(x)
@@ -145,7 +139,7 @@ def _parse_exact(x, name: str) -> Fraction:
             raise ValueError(f"{name}: must be finite, got {x!r}")
         sign, man, exp, _ = m._mpf_
         if abs(exp) > MAX_BINARY_EXPONENT:
-            raise ValueError(f"{name}: the binary exponent of {_short_input(x)} is beyond ±{MAX_BINARY_EXPONENT}")
+            raise ValueError(f"{name}: the binary exponent of {cut(repr(x))} is beyond ±{MAX_BINARY_EXPONENT}")
         f = Fraction(man) * (Fraction(2) ** exp)
         return -f if sign else f
     return to_fraction(x, name=name)
@@ -570,7 +564,7 @@ class Composition:
         for i, e in enumerate(eps_list):
             f = _parse_exact(e, f"eps[{i}]")
             if not (0 <= f <= EPS_MAX):
-                raise ValueError(f"eps[{i}]: must be in [0, 1e{EPS_MAX_DIGITS}], got {_short_input(e)}")
+                raise ValueError(f"eps[{i}]: must be in [0, 1e{EPS_MAX_DIGITS}], got {cut(repr(e))}")
             fracs.append(f)
         v = self.v_sg
         batches = _Batches()

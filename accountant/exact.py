@@ -25,7 +25,7 @@ from decimal import Decimal
 from fractions import Fraction
 from numbers import Rational
 
-__all__ = ["ExactLike", "from_float", "to_fraction"]
+__all__ = ["ExactLike", "cut", "from_float", "to_fraction"]
 
 ExactLike = int | Fraction | str
 
@@ -79,9 +79,18 @@ MAX_DECIMAL_EXPONENT = 100_000
 _EXPONENT = re.compile(r"[eE]\s*([+-]?\d+)\s*$")
 
 
+def cut(text: str, limit: int = 40) -> str:
+    """``text`` cut to ``limit`` characters (an input of 10^5 digits is not echoed whole in an error).
+
+    >>> cut("1e" + "9" * 50)
+    '1e99999999999999999999999999999999999...'
+    """
+    return text if len(text) <= limit else f"{text[: limit - 3]}..."
+
+
 def _check_exponent(exponent: int, value: object, name: str) -> None:
     if abs(exponent) > MAX_DECIMAL_EXPONENT:
-        shown = repr(value) if len(repr(value)) <= 40 else f"{repr(value)[:37]}..."
+        shown = cut(repr(value))
         raise ValueError(
             f"{name}: the decimal exponent of {shown} is beyond ±{MAX_DECIMAL_EXPONENT} (not an exact input "
             "this library can form)"

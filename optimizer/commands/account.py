@@ -92,10 +92,10 @@ def _check_eps(values: list[str]) -> None:
     """Refuse an --eps value outside the accountant's range [0, 10^EPS_MAX_DIGITS] before any work,
     naming the option and the value (cut to 40 characters)."""
     from accountant.composition import EPS_MAX, EPS_MAX_DIGITS
-    from accountant.exact import to_fraction
+    from accountant.exact import cut, to_fraction
 
     for i, text in enumerate(values):
-        shown = text if len(text) <= 40 else f"{text[:37]}..."
+        shown = cut(text)
         try:
             f = to_fraction(text, f"--eps value {i + 1}")
         except (TypeError, ValueError) as exc:

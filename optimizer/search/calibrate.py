@@ -15,8 +15,8 @@ from typing import Any
 
 import mpmath
 
-from optimizer.allocation import Allocation, GeolevelBudget
-from optimizer.search.proxy import _composition, _full_path_rho, mpf_to_fraction
+from optimizer.allocation import Allocation
+from optimizer.search.proxy import _apply, _composition, _full_path_rho, mpf_to_fraction
 from optimizer.search.target import RTOL_FINAL, RTOL_SEARCH, TOL_FINAL, TOL_SEARCH, Target
 from optimizer.search.watch import watch_builder
 
@@ -101,12 +101,6 @@ def _calibrate_rhos(
         if k > 200:
             raise RuntimeError("calibrate: could not reach the certified safe side")
         c = Fraction(root * (1 - C_STEP * 2**k)).limit_denominator(C_MAX_DENOMINATOR)
-
-
-def _apply(alloc: Allocation, rhos: Sequence[Fraction]) -> Allocation:
-    it = iter(rhos)
-    levels = tuple(GeolevelBudget(lv.name, lv.queries, tuple(next(it) for _ in lv.rho)) for lv in alloc.levels)
-    return Allocation(levels, alloc.name, alloc.provenance, alloc.run_type)
 
 
 def calibrate_shape(

@@ -9,13 +9,21 @@ from fractions import Fraction
 
 import mpmath
 
-from optimizer.allocation import Allocation
+from optimizer.allocation import Allocation, GeolevelBudget
 from optimizer.search.target import RTOL_FINAL, TOL_FINAL, Target
 
 
 def _full_path_rho(alloc: Allocation) -> tuple[Fraction, ...]:
     """Budgets on the full-spine path (every geolevel present: no merging) — path 13 of DHC."""
     return tuple(r for _, _, r in alloc.items())
+
+
+def _apply(alloc: Allocation, rhos: Sequence[Fraction]) -> Allocation:
+    """``alloc`` with the budgets ``rhos``, given along the full path (the order of
+    :func:`_full_path_rho`)."""
+    it = iter(rhos)
+    levels = tuple(GeolevelBudget(lv.name, lv.queries, tuple(next(it) for _ in lv.rho)) for lv in alloc.levels)
+    return Allocation(levels, alloc.name, alloc.provenance, alloc.run_type)
 
 
 def _composition(rhos: Sequence[Fraction], multiplicity: int = 2):

@@ -28,9 +28,9 @@ from fractions import Fraction
 from typing import Any
 
 from accountant.composition import engine_plan
-from optimizer.allocation import Allocation, GeolevelBudget
+from optimizer.allocation import Allocation
 from optimizer.pairs import mechanism, pair_composition, pairs, paths_from_allocation
-from optimizer.search.proxy import _composition, mpf_to_fraction
+from optimizer.search.proxy import _apply, _composition, mpf_to_fraction
 from optimizer.search.target import Target
 from optimizer.spine import patterns_for
 
@@ -89,12 +89,6 @@ class WorstOf:
         return max(ds, key=lambda d: d.upper)
 
 
-def _scaled(shape: Allocation, rhos: Sequence[Fraction]) -> Allocation:
-    it = iter(rhos)
-    levels = tuple(GeolevelBudget(lv.name, lv.queries, tuple(next(it) for _ in lv.rho)) for lv in shape.levels)
-    return Allocation(levels, shape.name, shape.provenance, shape.run_type)
-
-
 def watch_builder(shape: Allocation, watch: Sequence[Pair]) -> Callable[[Sequence[Fraction]], WorstOf]:
     """Builder for :func:`~optimizer.search.calibrate._calibrate_rhos`: budgets along the full path
     (in ``shape.items()`` order) → the proxy and the ``watch`` pairs of that allocation."""
@@ -103,7 +97,7 @@ def watch_builder(shape: Allocation, watch: Sequence[Pair]) -> Callable[[Sequenc
     exact: list[tuple[Pair, ...]] = []  # decided once: a common factor leaves every lattice unchanged
 
     def build(rhos: Sequence[Fraction]) -> WorstOf:
-        paths = {p.index: p for p in paths_from_allocation(_scaled(shape, rhos), patterns)}
+        paths = {p.index: p for p in paths_from_allocation(_apply(shape, rhos), patterns)}
         missing = [p for p in wanted if p[0] not in paths or p[1] not in paths]
         if missing:
             raise ValueError(f"watch_builder: pairs {missing} are not pairs of this release ({len(paths)} paths)")
