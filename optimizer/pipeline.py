@@ -40,12 +40,14 @@ CURVE_STEPS = range(8, 49)
 GUARD_RESOLVES = 3
 GUARD_MARGIN = Fraction(1, 10**9)
 #: calibrate on the proxy and on the pairs that can be the worst (:mod:`optimizer.search.watch`) before
-#: the confirmations.  Off: measured on DHC persons (census-plb optimize --scenario dhc-persons, 2026-12-06,
-#: 2 cores), its screen — one run over all 946 pairs, 32 s with the calibration — costs more than the
-#: uniform rescale's second sweep it saves (19 s): 7 full pair runs either way, 244 s wall against 206 s.
-#: It pays once the proposals are exact (issue 35 item 1): one screen then serves the uniform rescale,
-#: the optimized allocation and every guard re-solve, each of which sweeps twice today.
-WATCH_PAIRS = False
+#: the confirmations, so that each allocation is normally swept once (issue 35 item 3).  The screen is
+#: :func:`optimizer.search.screen_diagonal` (one δ per path, ~1 s for DHC persons); the earlier screen of
+#: every pair cost a full run (32 s), more than the second sweep it saved.  An optimized allocation whose
+#: sweep finds pairs above the promise (its coarse, loose pairs) is re-solved with those pairs watched
+#: (:data:`WATCH_ADD` at most per round) and swept again, instead of recalibrated and re-solved twice.
+WATCH_PAIRS = True
+#: pairs above the promise added to the watch after a failed sweep of the optimized allocation
+WATCH_ADD = 12
 #: points of the stored trade-off curves
 TRADEOFF_POINTS = 201
 #: tolerances of the stored δ curves (absolute, relative)
@@ -236,18 +238,17 @@ def optimize(
     log(f"stage 1 uniform: c = {float(c_u):.10f}  drop {100 * (1 - 1 / float(c_u)):.4f}%")
     c_u_proxy = c_u
     watch: tuple[tuple[int, int], ...] = ()
-    if WATCH_PAIRS and confirm and spec.target_kind == "point":
+    watch_o: tuple[tuple[int, int], ...] = ()
+    watching = WATCH_PAIRS and confirm and spec.target_kind == "point"
+    if watching:
         # calibrate on the pairs that can be the worst too, so that each all-pairs sweep normally passes first time
         t_watch = time.perf_counter()
-        from optimizer.confirm import pair_runner
-
-        screen = pair_runner(
-            out / "cache-watch", workers, progress, "screening the pairs that can be the worst", scheduler
-        )
-        watch = S.screen_worst_pairs(uniform, target, runner=screen)
-        c_u, uniform, d_u = S.uniform_rescale(alloc, target, watch=watch)
+        watch = S.screen_diagonal(uniform, target)
+        cal_u, _, _ = S.keep_watched(lambda t: S.calibrate_shape(alloc, t, hint=float(c_u)), target, watch)
+        c_u, uniform = cal_u.c, alloc.scaled(cal_u.c)
+        d_u = S.proxy_delta(uniform, target)
         log(
-            f"watching pairs {', '.join(f'[{i}, {j}]' for i, j in watch)} (largest δ of the uniform rescale): "
+            f"watching pairs {_pairs_text(watch)} (the largest pairs [M_i, M_i] of the uniform rescale): "
             f"c = {float(c_u):.10f}  drop {100 * (1 - 1 / float(c_u)):.4f}%  ({time.perf_counter() - t_watch:.1f} s)"
         )
     zshape, zinfo = S.zcdp_optimum(alloc, weights, return_info=True)
@@ -265,7 +266,8 @@ def optimize(
             f"pareto_floor_percent = {spec.pareto_floor_percent} of {spec.name} cannot be met: the exact promise lets "
             f"every query's variance fall by at most {100 * (1 - 1 / float(c_u)):.4f} % (the uniform rescale)"
         )
-    search = _reallocate_for(spec, obj, guard, alloc, target, c_u, uniform, d_u, weights, out, storage, log, watch)
+    # the optimized allocation is calibrated on the proxy; its sweep names the pairs to watch (below)
+    search = _reallocate_for(spec, obj, guard, alloc, target, c_u, uniform, d_u, weights, out, storage, log)
     optimized, c_opt, d_opt = search["allocation"], search["c"], search["delta"]
     confirmed, worst_pair, worst_delta, conf_seconds, n_pairs, recal = False, None, None, None, 0, None
     verified: list[list[int]] = []
@@ -280,12 +282,14 @@ def optimize(
         "uniform_worst_pair_delta": None,
         "uniform_confirm_recalibration": None,
     }
+    sweeps: list[dict[str, Any]] = []  # each confirmation: its full pair sweeps, jobs, time
     if confirm:
         from optimizer.confirm import confirm as confirm_all
+        from optimizer.guarded import calibrated_optimum
 
-        def confirm_on_all_pairs(allocation, cache: str, label: str):
+        def confirm_on_all_pairs(allocation, cache: str, label: str, max_rounds: int = 3):
             log(f"confirming {label} on all pairs …")
-            return confirm_all(
+            conf = confirm_all(
                 allocation,
                 points,
                 cache_dir=out / cache,
@@ -293,7 +297,19 @@ def optimize(
                 label=label,
                 progress=progress,
                 scheduler=scheduler,
+                max_rounds=max_rounds,
             )
+            sweeps.append(
+                {
+                    "label": label,
+                    "sweeps": conf.rounds,
+                    "pair_jobs": conf.jobs,
+                    "pair_jobs_not_exact": conf.jobs_not_exact,
+                    "passed": bool(conf.passed),
+                    "seconds": round(conf.seconds, 3),
+                }
+            )
+            return conf
 
         conf_u = confirm_on_all_pairs(uniform, "cache-uniform", "the uniform rescale")
         uniform = conf_u.allocation
@@ -312,7 +328,41 @@ def optimize(
             log("minimax-relative: the optimized allocation is the uniform rescale and its confirmation")
             conf = conf_u
         else:
-            conf = confirm_on_all_pairs(optimized, "cache", "the optimized allocation")
+
+            def resolve(total: Fraction, ratio: Fraction) -> tuple[Any, Fraction, Fraction]:
+                """The guarded optimum, calibrated on the proxy at a δ low enough for the pairs watched
+                so far (:func:`optimizer.search.keep_watched`): (allocation, factor, ratio)."""
+                made, r, _ = S.keep_watched(
+                    lambda t: calibrated_optimum(
+                        alloc, t, None, total, guard, solve=lambda tt, lo: obj.optimum(alloc, weights, tt, lo)
+                    ),
+                    target,
+                    watch_o,
+                    ratio=ratio,
+                )
+                return made.allocation, made.c, r
+
+            ratio_o = Fraction(1)
+            if watching and not search["search_improved"]:
+                t_watch = time.perf_counter()
+                watch_o = S.screen_diagonal(optimized, target)
+                optimized, c_opt, ratio_o = resolve(optimized.total_rho, ratio_o)
+                log(
+                    f"watching pairs {_pairs_text(watch_o)} (the largest pairs [M_i, M_i] of the optimized "
+                    f"allocation; proxy δ lowered by {float(ratio_o):.6g}; {time.perf_counter() - t_watch:.1f} s)"
+                )
+            conf = confirm_on_all_pairs(optimized, "cache", "the optimized allocation", 1 if watching else 3)
+            for k in range(GUARD_RESOLVES if watching else 0):
+                if conf.passed:
+                    break
+                # pairs above the promise (loose coarse bounds, typically): solve again with them watched
+                over = _pairs_over(conf, target, [p for p in conf.deltas if p not in watch_o])[:WATCH_ADD]
+                watch_o = watch_o + tuple(over)
+                log(f"pairs {_pairs_text(over)} exceed the promise: re-solving with them watched")
+                optimized, c_opt, ratio_o = resolve(conf.allocation.total_rho, ratio_o)
+                search["note"] += f"; re-solved with {len(watch_o)} watched pairs"
+                label = f"the optimized allocation (re-solved, {len(watch_o)} pairs watched)"
+                conf = confirm_on_all_pairs(optimized, "cache", label, 3 if k + 1 == GUARD_RESOLVES else 1)
         for _ in range(GUARD_RESOLVES):
             if guard is None or guard.holds(conf.allocation, alloc) or obj.name == "minimax-relative":
                 break
@@ -340,6 +390,8 @@ def optimize(
         verified = [list(p) for p in conf.verified_pairs]  # the candidates for worst, all computed fresh
         issue35 = confirmation_keys(conf_u, conf)
         optimized = conf.allocation
+        d_opt = S.proxy_delta(optimized, target)  # the proxy's own δ (a watched calibration returns the largest)
+        log(f"{sum(c['sweeps'] for c in sweeps)} full pair sweeps in {len(sweeps)} confirmations")
 
     def drop(a) -> float:
         return S.variance_drop_percent(a, alloc, weights)
@@ -362,6 +414,7 @@ def optimize(
         "uniform_variance_drop_percent": 100 * (1 - 1 / float(c_u)),
         "uniform_proxy_c": str(c_u_proxy),
         "watched_pairs": [list(p) for p in watch],
+        "optimized_watched_pairs": [list(p) for p in watch_o],
         "uniform_proxy_variance_drop_percent": 100 * (1 - 1 / float(c_u_proxy)),
         **uconf,
         "uniform_proxy_delta": _fmt_upper(d_u),
@@ -380,6 +433,8 @@ def optimize(
         "worst_pair_delta": worst_delta,
         "confirm_seconds": conf_seconds,
         "confirm_recalibration": recal,
+        "pair_sweeps": sum(c["sweeps"] for c in sweeps),
+        "confirmations": sweeps,
         "worst_pairs_recomputed": verified,
         **issue35,
         "objective": obj.name,
@@ -435,6 +490,19 @@ def optimize(
         optimized.to_toml(),
         inputs=inputs,
     )
+
+
+def _pairs_text(pairs) -> str:
+    return ", ".join(f"[{i}, {j}]" for i, j in pairs)
+
+
+def _pairs_over(conf, target, candidates) -> list[tuple[int, int]]:
+    """The ``candidates`` whose certified δ upper bound in ``conf`` exceeds ``target``'s δ, largest first."""
+    from optimizer.confirm import _upper_fraction
+
+    dk = target.delta_fraction
+    over = [(_upper_fraction(conf.deltas[p]), p) for p in candidates if _upper_fraction(conf.deltas[p]) > dk]
+    return [p for _, p in sorted(over, key=lambda t: (-t[0], t[1]))]
 
 
 def _stage1(spec: RunSpec, point, log):

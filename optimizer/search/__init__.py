@@ -48,6 +48,7 @@ from optimizer.search.calibrate import (
     C_STEP,
     XTOL_FINAL,
     XTOL_SEARCH,
+    XTOL_WATCH,
     Calibration,
     calibrate_shape,
     uniform_rescale,
@@ -67,7 +68,15 @@ from optimizer.search.target import (
     zcdp_claim_delta,
 )
 from optimizer.search.variance import equal_weights, objective, variance_drop_percent
-from optimizer.search.watch import WATCH_TOP, WorstOf, screen_worst_pairs, watch_builder
+from optimizer.search.watch import (
+    WATCH_PATHS,
+    WATCH_TOP,
+    WorstOf,
+    keep_watched,
+    screen_diagonal,
+    screen_worst_pairs,
+    watch_builder,
+)
 
 __all__ = [
     "CONVERSIONS",
@@ -79,9 +88,11 @@ __all__ = [
     "SHAPE_DENOMINATOR",
     "TOL_FINAL",
     "TOL_SEARCH",
+    "WATCH_PATHS",
     "WATCH_TOP",
     "XTOL_FINAL",
     "XTOL_SEARCH",
+    "XTOL_WATCH",
     "Calibration",
     "SearchResult",
     "SolverWarning",
@@ -92,12 +103,14 @@ __all__ = [
     "certified_ok",
     "config_hash",
     "equal_weights",
+    "keep_watched",
     "mpf_to_fraction",
     "objective",
     "proxy_composition",
     "proxy_delta",
     "reallocate",
     "resolve_storage",
+    "screen_diagonal",
     "screen_worst_pairs",
     "study_lock",
     "target_from_allocation",

@@ -22,6 +22,9 @@ from optimizer.search.watch import watch_builder
 
 #: Relative bracket tolerance on c for brentq (final: ~1e-14; search: 1e-10).
 XTOL_FINAL, XTOL_SEARCH = 1e-14, 1e-10
+#: ... and with watched pairs (every evaluation computes each of them; a factor known to 1e-8 moves
+#: the objective by ~1e-8, and halves the evaluations of a final calibration)
+XTOL_WATCH = 1e-8
 #: Largest denominator of the exact factor c (limit_denominator), and the relative step by
 #: which c is lowered until the certified δ.upper ≤ target.
 C_MAX_DENOMINATOR = 10**12
@@ -121,9 +124,9 @@ def calibrate_shape(
         slope: expected d log δ / d log c near the root (speeds up bracketing).
         final: certify with the final tolerances (``False``: search tolerances and a
             looser bracket; the returned δ is still a certified bound at the returned c).
-        watch: pairs of the release that can be the worst (:func:`optimizer.search.watch.screen_worst_pairs`):
-            c is then the largest factor with certified δ ≤ target on the proxy **and** on each of them
-            (the returned δ is the largest of their certified bounds).
+        watch: pairs of the release that can be the worst (:func:`optimizer.search.watch.screen_diagonal`):
+            c is then the largest factor (to :data:`XTOL_WATCH`) with certified δ ≤ target on the proxy
+            **and** on each of them (the returned δ is the largest of their certified bounds).
     """
     t0 = time.perf_counter()
     rhos = _full_path_rho(shape)
@@ -132,7 +135,7 @@ def calibrate_shape(
         target,
         hint=hint or 1.0,
         slope=slope,
-        xtol=XTOL_FINAL if final else XTOL_SEARCH,
+        xtol=XTOL_WATCH if watch else (XTOL_FINAL if final else XTOL_SEARCH),
         tol=TOL_FINAL if final else TOL_SEARCH,
         rtol=RTOL_FINAL if final else RTOL_SEARCH,
         builder=watch_builder(shape, watch) if watch else None,

@@ -59,26 +59,50 @@ def test_watch_builder_refuses_pairs_of_another_release(dhc):
         build([r for _, _, r in alloc.items()])
 
 
-def test_watch_builder_leaves_pairs_without_an_exact_engine_to_the_confirmation(dhc):
-    """A watched pair that only the coarse sandwich can answer (a what-if with distinct budgets on
-    1/10^5) is not calibrated on: its bound would be loose and slow; the confirmation checks it."""
+def test_watch_builder_watches_pairs_only_the_coarse_sandwich_answers(dhc):
+    """A watched pair that only the coarse sandwich answers (a what-if with distinct budgets on
+    1/10^5) is calibrated on too: its loose upper bound is the one the confirmation checks."""
     from accountant.composition import engine_plan
     from optimizer.confirm import paths_of
     from optimizer.pairs import mechanism
     from optimizer.search.study import _apply
 
-    alloc, _ = dhc
+    alloc, target = dhc
     fine = _apply(alloc, [Fraction(int(r * 10**5) + k % 7, 10**5) for k, (_, _, r) in enumerate(alloc.items())])
     paths = {p.index: p for p in paths_of(fine)}
     plan = {pr: engine_plan(mechanism(paths[pr[0]]) + mechanism(paths[pr[1]])).exact for pr in [(6, 6), (13, 13)]}
     assert plan == {(6, 6): False, (13, 13): True}
-    worst = watch_builder(fine, [(6, 6), (13, 13)])([r for _, _, r in fine.items()])
-    assert len(worst.compositions) == 2  # the proxy and [13, 13]; [6, 6] is left to the confirmation
+    worst = watch_builder(fine, [(6, 6), (13, 13), (6, 6)])([r for _, _, r in fine.items()])
+    assert len(worst.compositions) == 3  # the proxy, [6, 6] (once) and [13, 13]
+    d = worst.delta(target.epsilon, tol=1e-30, rtol=1e-12)
+    coarse = pair_composition(paths[6], paths[6]).delta(target.epsilon, tol=1e-30, rtol=1e-12)
+    assert not coarse.tolerance_met and d.upper >= coarse.upper
 
 
+def test_diagonal_screen_watches_the_pairs_of_the_largest_diagonal_paths(dhc):
+    """screen_diagonal: one δ per path [M_i, M_i]; the pairs among the top paths, the largest
+    diagonal first.  Checked against the diagonal δ computed here, and against the worst pair of the
+    Bureau's DHC persons at its promise ([6, 6], issue 35)."""
+    from optimizer.confirm import paths_of
+    from optimizer.search import screen_diagonal
+
+    alloc, target = dhc
+    watch = screen_diagonal(alloc, target, paths=2)
+    paths = paths_of(alloc)
+    diag = {p.index: pair_composition(p, p).delta(target.epsilon, tol=1e-20, rtol=1e-6).upper for p in paths}
+    top = sorted(diag, key=lambda i: (-diag[i], i))[:2]
+    assert watch[0] == (top[0], top[0]) == (6, 6)
+    assert set(watch) == {(top[0], top[0]), (min(top), max(top)), (top[1], top[1])}
+    assert len(screen_diagonal(alloc, target, paths=3)) == 6
+    with pytest.raises(ValueError, match="paths must be >= 1"):
+        screen_diagonal(alloc, target, paths=0)
+
+
+@pytest.mark.slow
 def test_screen_through_the_pair_runner_ranks_as_in_process(tmp_path):
-    """The pipeline screens through the confirmation's cached pair runner (pool or Dask); it ranks
-    the pairs as the in-process screen does (PL94 units: 528 pairs)."""
+    """A screen of every pair (the pipeline's screen is the diagonal one now) can run through the
+    confirmation's cached pair runner (pool or Dask); it ranks the pairs as the in-process screen
+    does (PL94 units: 528 pairs)."""
     from optimizer.confirm import pair_runner
 
     alloc = load_builtin("pl94-units")
@@ -87,3 +111,23 @@ def test_screen_through_the_pair_runner_ranks_as_in_process(tmp_path):
     pooled = screen_worst_pairs(alloc, target, top=4, runner=pair_runner(tmp_path / "cache", 1))
     assert here == pooled and len(here) == 4
     assert any((tmp_path / "cache").iterdir())  # cached: a rerun resumes
+
+
+def test_keep_watched_lowers_the_proxy_just_enough(dhc):
+    """keep_watched: the proxy calibrated at a lowered δ puts the watched pair [6, 6] within the
+    promise and within KEEP_TOL of it (no budget left unused), with a handful of calibrations."""
+    from optimizer.search.watch import KEEP_TOL, keep_watched
+
+    alloc, target = dhc
+    calls = []
+
+    def make(t):
+        calls.append(t.delta)
+        return calibrate_shape(alloc, t, hint=1.1)
+
+    cal, r, uppers = keep_watched(make, target, [(6, 6)])
+    dk = target.delta_fraction
+    assert r > 1 and len(calls) <= 4
+    assert (1 - 2 * KEEP_TOL) * dk <= uppers[(6, 6)] <= dk
+    assert certified_ok(_pair_delta(cal.allocation, target, (6, 6)), target)
+    assert certified_ok(cal.delta, target)  # the proxy itself is below its lowered promise

@@ -1,0 +1,72 @@
+"""Issue 35 item 3: one sweep per allocation.  The uniform rescale is calibrated on the pairs the
+diagonal screen watches, so its confirmation passes on its first sweep; an optimized allocation
+whose sweep finds pairs above the promise is re-solved with those pairs watched (meeting the
+Pareto guard) and swept once more, instead of recalibrated (a second sweep) and re-solved.
+
+The confirmations here run on a few pairs (a stand-in for the 946-pair sweep) so that the control
+flow is tested in seconds; every δ is computed by the accountant, except one upper bound that the
+stand-in raises above the promise in the first sweep of the optimized allocation (as a loose
+coarse bound would be)."""
+
+from fractions import Fraction
+
+import pytest
+
+import optimizer.confirm as C
+from optimizer.pipeline import optimize, spec_for
+
+PAIRS = [(6, 6), (10, 31), (13, 13)]  # cheap pairs ([6, 12] of the optimized allocation: 1.5 s per δ)
+RAISED = (10, 31)
+
+
+@pytest.fixture()
+def few_pairs(monkeypatch):
+    real = C.confirm
+    calls: list[dict] = []
+
+    def confirm(allocation, points, **kw):
+        label = kw.get("label") or ""
+        raise_one = label == "the optimized allocation"
+
+        def runner(alloc, pts, pair_list):
+            out = C._fresh_points(alloc, pts, pair_list)
+            if raise_one:
+                b = out[RAISED][0]
+                out[RAISED] = [C._Bound(b.lower, 2 * pts[0].delta_fraction, True)]
+            return out
+
+        conf = real(
+            allocation, points, runner, pairs=PAIRS, max_rounds=kw.get("max_rounds", 3), progress=False, label=label
+        )
+        calls.append({"label": label, "max_rounds": kw.get("max_rounds"), "rounds": conf.rounds, "passed": conf.passed})
+        return conf
+
+    monkeypatch.setattr(C, "confirm", confirm)
+    return calls
+
+
+def test_a_failed_sweep_re_solves_with_the_failing_pairs_watched(tmp_path, few_pairs):
+    spec = spec_for(scenario="dhc-persons", trials=1)
+    lines: list[str] = []
+    summary = optimize(spec, tmp_path, confirm=True, workers=1, log=lines.append).summary
+    watched = [tuple(p) for p in summary["optimized_watched_pairs"]]
+    # the optimized allocation's diagonal screen (6 pairs), then the raised pair its sweep found
+    assert len(watched) >= 7 and RAISED in watched[6:] and all(i <= j for i, j in watched)
+    assert any("the largest pairs [M_i, M_i] of the optimized allocation" in m for m in lines)
+    labels = [c["label"] for c in few_pairs]
+    assert labels == [
+        "the uniform rescale",
+        "the optimized allocation",
+        f"the optimized allocation (re-solved, {len(watched)} pairs watched)",
+    ]
+    # each confirmation swept once: the uniform rescale thanks to its watched pairs, the optimized
+    # allocation because it is not recalibrated (max_rounds 1) but re-solved
+    assert [c["rounds"] for c in few_pairs] == [1, 1, 1]
+    assert [c["passed"] for c in few_pairs] == [True, False, True]
+    assert summary["pair_sweeps"] == 3 and len(summary["confirmations"]) == 3
+    assert summary["watched_pairs"][0] == [6, 6]
+    assert any("exceed the promise: re-solving with them watched" in m for m in lines)
+    # the re-solved allocation keeps the Pareto guard and the promise on the proxy and on every pair
+    assert summary["confirmed"] is True and summary["pareto_guard_met"] is True
+    assert Fraction(summary["optimized_total_rho"]) > spec.allocation.total_rho
+    assert float(summary["worst_pair_delta"]) <= 1e-10
