@@ -12,6 +12,7 @@ from .engine import EngineConfig, EngineDiagnostics
 from .exact import from_float, to_fraction
 from .lattice import Lattice
 from .mechanism import DiscreteGaussian
+from .tolerance import Tolerance
 
 __all__ = [
     "Certified",
@@ -21,6 +22,7 @@ __all__ = [
     "EngineDiagnostics",
     "EpsilonResult",
     "Lattice",
+    "Tolerance",
     "TradeoffCurve",
     "from_float",
     "gdp",

@@ -44,17 +44,17 @@ from .mechanism import DiscreteGaussian
 from .quadrature import log_tail_estimate, workprec
 from .serial import serialized
 from .sieve import SieveTooWide
+from .tolerance import DELTA, EPSILON_RELATIVE, TRADEOFF, Tolerance
 from .tradeoff import tradeoff_at
 
 __all__ = ["DEFAULT_RTOL", "DEFAULT_TOL", "Composition", "EpsilonResult", "TradeoffCurve", "engine_plan"]
 
-#: default absolute error tolerance of reported probabilities (the census-mandated 1e-35 of
-#: arXiv 2606.29835).
-DEFAULT_TOL = 1e-35
+#: default absolute error tolerance of reported probabilities (:data:`accountant.tolerance.DELTA`).
+DEFAULT_TOL = DELTA.absolute
 #: default relative error tolerance; δ keeps 20 correct digits even when δ ≪ tol.
-DEFAULT_RTOL = 1e-20
-#: default tolerance of trade-off curves (the paper's 1e-25).
-DEFAULT_TRADEOFF_TOL = 1e-25
+DEFAULT_RTOL = DELTA.relative
+#: default tolerance of trade-off curves (:data:`accountant.tolerance.TRADEOFF`).
+DEFAULT_TRADEOFF_TOL = TRADEOFF.absolute
 #: retries with tightened internal targets when a result misses its tolerance.
 MAX_REFINEMENTS = 3
 #: ε(δ): recomputations (each at 1e-10 of the previous targets) of a δ whose interval straddles
@@ -499,13 +499,16 @@ class Composition:
 
     @serialized
     def delta_curve(
-        self, eps_values: Iterable, tol: float = DEFAULT_TOL, rtol: float = DEFAULT_RTOL
+        self, eps_values: Iterable, tol: float | Tolerance = DEFAULT_TOL, rtol: float = DEFAULT_RTOL
     ) -> list[Certified]:
-        """Certified δ(ε) for each ε; error ≤ tol (absolute) and ≤ rtol·δ (relative).
+        """Certified δ(ε) for each ε; error ≤ tol (absolute) and ≤ rtol·δ (relative).  ``tol`` may be
+        a :class:`~accountant.tolerance.Tolerance`, which then gives both (``rtol`` is ignored).
 
         ``eps`` values may be ints, Fractions, decimal strings (parsed exactly), floats (their
         exact binary value) or mpmath numbers; they must be finite and ≥ 0.
         """
+        if isinstance(tol, Tolerance):
+            return self._delta_curve(eps_values, tol.absolute, tol.relative)[0]
         return self._delta_curve(eps_values, tol, rtol)[0]
 
     @serialized
@@ -630,12 +633,13 @@ class Composition:
         return [d.with_target(tol, rtol, final[id(g)]) for d, g in zip(results, diag)], extra  # type: ignore[union-attr]
 
     @serialized
-    def delta(self, eps, tol: float = DEFAULT_TOL, rtol: float = DEFAULT_RTOL) -> Certified:
-        """Certified δ(ε) = sup_S P(S) − e^ε Q(S) (hockey-stick divergence) of the composition."""
+    def delta(self, eps, tol: float | Tolerance = DEFAULT_TOL, rtol: float = DEFAULT_RTOL) -> Certified:
+        """Certified δ(ε) = sup_S P(S) − e^ε Q(S) (hockey-stick divergence) of the composition; ``tol``
+        absolute and ``rtol`` relative error, or ``tol`` a :class:`~accountant.tolerance.Tolerance`."""
         return self.delta_curve([eps], tol, rtol)[0]
 
     @serialized
-    def epsilon(self, delta, tol: float = 1e-12, delta_tol: float = DEFAULT_TOL) -> EpsilonResult:
+    def epsilon(self, delta, tol: float = EPSILON_RELATIVE, delta_tol: float = DEFAULT_TOL) -> EpsilonResult:
         """Smallest ε (to within ``tol``·max(1, ε)) with certified δ(ε) ≤ ``delta``.
 
         Returned on the safe side: ``result.value`` certainly satisfies δ(value) ≤ delta, and

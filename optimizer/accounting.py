@@ -15,10 +15,11 @@ from typing import Any
 
 import mpmath
 
+from accountant.tolerance import DELTA, EPSILON_RELATIVE
 from optimizer.formatting import fmt, to_mpf
 
 #: tolerances of the accountant calls made here (absolute / relative δ; ε bisection)
-DELTA_TOL, DELTA_RTOL, EPS_TOL = 1e-35, 1e-20, 1e-12
+DELTA_TOL, DELTA_RTOL, EPS_TOL = DELTA.absolute, DELTA.relative, EPSILON_RELATIVE
 N_CURVE = 46
 N_TRADEOFF = 201
 Progress = Callable[[str], None]
@@ -110,7 +111,7 @@ def compute_accounting(scenario, *, curves: bool = True, progress: Progress = _q
     if Fraction(base.lattice.scale) > MAX_LATTICE_SCALE:
         progress(
             f"  lattice scale {float(base.lattice.scale):.3g}: certified enclosures come from the "
-            "coarsened-lattice sandwich (wider than 1e-35; shown with their certified error)"
+            f"coarsened-lattice sandwich (wider than {DELTA.absolute}; shown with their certified error)"
         )
     d_exact = base.delta(eps_claim, tol=DELTA_TOL, rtol=DELTA_RTOL)
     e_exact = base.epsilon(delta, tol=EPS_TOL)

@@ -23,6 +23,8 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
+from accountant.tolerance import DELTA
+
 from .allocation import Allocation
 from .search import Target, mpf_to_fraction
 from .search.proxy import _composition
@@ -40,7 +42,7 @@ __all__ = [
 ]
 
 #: Certified tolerances of the pair jobs (the worst pairs differ by ~1e-6 relative).
-TOL, RTOL = 1e-35, 1e-20
+TOL, RTOL = DELTA.absolute, DELTA.relative
 #: Expected d log δ / d log c near the target (main pair, δ = 1e-10; ≈ 33).
 SLOPE = 33.0
 #: Relative safety margin when recalibrating on the worst pair.

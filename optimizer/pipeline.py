@@ -46,8 +46,9 @@ GUARD_MARGIN = Fraction(1, 10**9)
 #: sweep finds pairs above the promise (its coarse, loose pairs) is re-solved with those pairs watched
 #: (:data:`WATCH_ADD` at most per round) and swept again, instead of recalibrated and re-solved twice.
 WATCH_PAIRS = True
-#: pairs above the promise added to the watch after a failed sweep of the optimized allocation
-WATCH_ADD = 12
+#: pairs above (or within 2 × KEEP_TOL below) the promise added to the watch after a failed sweep of the
+#: optimized allocation (PL94 units: 12 at a time left near-tied pairs to pop above in 3 more sweeps)
+WATCH_ADD = 24
 #: points of the stored trade-off curves
 TRADEOFF_POINTS = 201
 #: tolerances of the stored δ curves (absolute, relative)
@@ -343,9 +344,14 @@ def optimize(
                 return made.allocation, made.c, r
 
             ratio_o = Fraction(1)
-            if watching and not search["search_improved"]:
+            if watching:
                 t_watch = time.perf_counter()
                 watch_o = S.screen_diagonal(optimized, target)
+                if search["search_improved"]:
+                    search["note"] += (
+                        " (calibrated on the proxy alone; the guarded convex optimum calibrated on the watched "
+                        "pairs is reported instead)"
+                    )
                 optimized, c_opt, ratio_o = resolve(optimized.total_rho, ratio_o)
                 log(
                     f"watching pairs {_pairs_text(watch_o)} (the largest pairs [M_i, M_i] of the optimized "
@@ -356,9 +362,11 @@ def optimize(
                 if conf.passed:
                     break
                 # pairs above the promise (loose coarse bounds, typically): solve again with them watched
-                over = _pairs_over(conf, target, [p for p in conf.deltas if p not in watch_o])[:WATCH_ADD]
+                # and those just below it: keep_watched leaves the watched ones up to KEEP_TOL below the promise
+                band = 2 * S.watch.KEEP_TOL
+                over = _pairs_over(conf, target, [p for p in conf.deltas if p not in watch_o], band)[:WATCH_ADD]
                 watch_o = watch_o + tuple(over)
-                log(f"pairs {_pairs_text(over)} exceed the promise: re-solving with them watched")
+                log(f"pairs {_pairs_text(over)} exceed or near the promise: re-solving with them watched")
                 optimized, c_opt, ratio_o = resolve(conf.allocation.total_rho, ratio_o)
                 search["note"] += f"; re-solved with {len(watch_o)} watched pairs"
                 label = f"the optimized allocation (re-solved, {len(watch_o)} pairs watched)"
@@ -496,11 +504,12 @@ def _pairs_text(pairs) -> str:
     return ", ".join(f"[{i}, {j}]" for i, j in pairs)
 
 
-def _pairs_over(conf, target, candidates) -> list[tuple[int, int]]:
-    """The ``candidates`` whose certified δ upper bound in ``conf`` exceeds ``target``'s δ, largest first."""
+def _pairs_over(conf, target, candidates, band: float = 0.0) -> list[tuple[int, int]]:
+    """The ``candidates`` whose certified δ upper bound in ``conf`` exceeds (1 − ``band``) × ``target``'s δ,
+    largest first."""
     from optimizer.confirm import _upper_fraction
 
-    dk = target.delta_fraction
+    dk = target.delta_fraction * (1 - Fraction(band))
     over = [(_upper_fraction(conf.deltas[p]), p) for p in candidates if _upper_fraction(conf.deltas[p]) > dk]
     return [p for _, p in sorted(over, key=lambda t: (-t[0], t[1]))]
 

@@ -39,6 +39,7 @@ from typing import Any
 import mpmath
 
 from accountant.decimals import decimal_ratio, decimal_string, exact_fraction, format_error_up, mid_decimal, outward
+from accountant.tolerance import DELTA, TRADEOFF
 
 from .allocation import Allocation, load_builtin
 from .atomic import atomic_write_text
@@ -132,10 +133,10 @@ class PairSpec:
     rho_i: tuple[str, ...]
     rho_j: tuple[str, ...]
     eps: tuple[str, ...]
-    tol: float = 1e-35
-    rtol: float = 1e-20
+    tol: float = DELTA.absolute
+    rtol: float = DELTA.relative
     tradeoff_n: int = 0
-    tradeoff_tol: float = 1e-25
+    tradeoff_tol: float = TRADEOFF.absolute
 
 
 def _get(spec: Any, key: str, default: Any = None) -> Any:
@@ -265,9 +266,9 @@ def pair_job(spec: PairSpec | dict) -> dict:
     rho_i = [Fraction(r) for r in _get(spec, "rho_i")]
     rho_j = [Fraction(r) for r in _get(spec, "rho_j")]
     eps = [str(e) for e in _get(spec, "eps", ())]
-    tol, rtol = float(_get(spec, "tol", 1e-35)), float(_get(spec, "rtol", 1e-20))
+    tol, rtol = float(_get(spec, "tol", DELTA.absolute)), float(_get(spec, "rtol", DELTA.relative))
     tn = int(_get(spec, "tradeoff_n", 0) or 0)
-    ttol = float(_get(spec, "tradeoff_tol", 1e-25))
+    ttol = float(_get(spec, "tradeoff_tol", TRADEOFF.absolute))
     comp = Composition([DiscreteGaussian.from_rho(r) for r in rho_i + rho_j])
     out: dict[str, Any] = {"pair": pair, "n_mechanisms": comp.size, "rho": str(comp.rho), "eps": eps}
     t0 = time.perf_counter()
@@ -351,10 +352,10 @@ def pair_specs(
     paths: Sequence[Path],
     eps: Sequence[str],
     *,
-    tol: float = 1e-35,
-    rtol: float = 1e-20,
+    tol: float = DELTA.absolute,
+    rtol: float = DELTA.relative,
     tradeoff_n: int = 0,
-    tradeoff_tol: float = 1e-25,
+    tradeoff_tol: float = TRADEOFF.absolute,
     only: Iterable[tuple[int, int]] | None = None,
 ) -> list[PairSpec]:
     """One :class:`PairSpec` per pair i ≤ j of ``paths`` (or only the listed pairs)."""
@@ -549,11 +550,11 @@ def release_profile(
     patterns: Sequence[Pattern] | None = None,
     eps: Sequence[str] | None = None,
     *,
-    tol: float = 1e-35,
-    rtol: float = 1e-20,
+    tol: float = DELTA.absolute,
+    rtol: float = DELTA.relative,
     tradeoff: bool = False,
     tradeoff_n: int = 901,
-    tradeoff_tol: float = 1e-25,
+    tradeoff_tol: float = TRADEOFF.absolute,
     limit_pairs: int | None = None,
     only_pairs: Iterable[tuple[int, int]] | None = None,
     workers: int | None = 1,

@@ -20,13 +20,14 @@ from collections.abc import Mapping, Sequence
 from fractions import Fraction
 from typing import Any
 
+from accountant.tolerance import DELTA
 from optimizer.allocation import Allocation
 from optimizer.curve_target import CurveTarget
 
 __all__ = ["DELTA_GRID_RTOL", "DELTA_GRID_TOL", "delta_grid_rows", "weaker_points"]
 
 #: absolute and relative error targets of each exact δ in the table
-DELTA_GRID_TOL = 1e-35
+DELTA_GRID_TOL = DELTA.absolute
 DELTA_GRID_RTOL = 1e-12
 
 

@@ -25,6 +25,8 @@ import sys
 import time
 from collections import Counter
 
+from accountant.tolerance import DELTA
+
 HELP = "certified δ(ε) / ε(δ) of a composition of discrete Gaussian mechanisms"
 
 #: most components (listed mechanisms × --count) one command accepts
@@ -62,8 +64,12 @@ def configure(p) -> None:
     )
     p.add_argument("--eps", default="", help="comma-separated ε values (decimal strings are exact)")
     p.add_argument("--delta", default="", help="comma-separated δ values: report the safe ε(δ)")
-    p.add_argument("--tol", type=float, default=1e-35, help="absolute error tolerance (default 1e-35)")
-    p.add_argument("--rtol", type=float, default=1e-20, help="relative error tolerance (default 1e-20)")
+    p.add_argument(
+        "--tol", type=float, default=DELTA.absolute, help=f"absolute error tolerance (default {DELTA.absolute})"
+    )
+    p.add_argument(
+        "--rtol", type=float, default=DELTA.relative, help=f"relative error tolerance (default {DELTA.relative})"
+    )
     p.add_argument("--digits", type=int, default=20, help=f"significant digits printed (1 to {MAX_DIGITS}, default 20)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
 

@@ -23,6 +23,8 @@ import os
 import sys
 from pathlib import Path
 
+from accountant.tolerance import DELTA
+
 HELP = "whole-release profile: max certified δ(ε) over all pairs of spine paths"
 
 
@@ -47,7 +49,7 @@ def configure(p) -> None:
         help="also compute each pair's trade-off curve and the lower convex envelope",
     )
     p.add_argument("--tradeoff-points", type=int, default=901, help="trade-off thresholds per pair (default 901)")
-    p.add_argument("--tol", type=float, default=1e-35, help="absolute δ tolerance (default 1e-35)")
+    p.add_argument("--tol", type=float, default=DELTA.absolute, help=f"absolute δ tolerance (default {DELTA.absolute})")
     p.add_argument(
         "--workers", type=int, default=None, help="local worker processes (default: all local cores, os.cpu_count())"
     )

@@ -12,16 +12,17 @@ from typing import Any
 import mpmath
 
 from accountant import zcdp as _zcdp
+from accountant.tolerance import DELTA, SEARCH
 from optimizer.allocation import Allocation
 
 #: the conversions' names (accountant.zcdp.CONVERSIONS is the registry)
 CONVERSIONS = tuple(_zcdp.CONVERSIONS)
 
 #: Certified δ tolerances used for the final (reported, compared-to-target) evaluations.
-TOL_FINAL, RTOL_FINAL = 1e-35, 1e-20
+TOL_FINAL, RTOL_FINAL = DELTA.absolute, DELTA.relative
 #: Looser tolerances inside the search (a trial's δ only needs ~10 correct digits; the final
 #: allocation is re-certified with the final tolerances).
-TOL_SEARCH, RTOL_SEARCH = 1e-30, 1e-10
+TOL_SEARCH, RTOL_SEARCH = SEARCH.absolute, SEARCH.relative
 
 
 #: Digits of the target ε string (rounded *down*: a smaller ε is the conservative side).

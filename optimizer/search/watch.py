@@ -31,6 +31,7 @@ from collections.abc import Callable, Mapping, Sequence
 from fractions import Fraction
 from typing import Any
 
+from accountant.tolerance import Tolerance
 from optimizer.allocation import Allocation
 from optimizer.pairs import pair_composition, pairs, paths_from_allocation
 from optimizer.search.proxy import _apply, _composition, mpf_to_fraction
@@ -57,7 +58,8 @@ WATCH_TOP = 6
 #: paths of the diagonal screen whose pairs are watched (3 paths: 6 pairs)
 WATCH_PATHS = 3
 #: tolerances of the screen (absolute, relative): ranking needs far less than a certificate
-SCREEN_TOL, SCREEN_RTOL = 1e-20, 1e-6
+SCREEN = Tolerance(1e-20, 1e-6)
+SCREEN_TOL, SCREEN_RTOL = SCREEN.absolute, SCREEN.relative
 
 Pair = tuple[int, int]
 
