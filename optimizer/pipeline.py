@@ -227,7 +227,6 @@ def optimize(
     Returns:
         the :class:`RunResult` (its summary not yet sealed: :meth:`RunResult.write` seals it).
     """
-    from optimizer import objectives as O
     from optimizer import provenance as P
     from optimizer import search as S
 
@@ -238,26 +237,75 @@ def optimize(
     target, points, c_u, uniform, d_u = _stage1(spec, point, log)
     log(f"stage 1 uniform: c = {float(c_u):.10f}  drop {100 * (1 - 1 / float(c_u)):.4f}%")
     c_u_proxy = c_u
-    watch: tuple[tuple[int, int], ...] = ()
-    watch_o: tuple[tuple[int, int], ...] = ()
     watching = WATCH_PAIRS and confirm and spec.target_kind == "point"
+    watch: tuple[tuple[int, int], ...] = ()
     if watching:
-        # calibrate on the pairs that can be the worst too, so that each all-pairs sweep normally passes first time
-        t_watch = time.perf_counter()
-        watch = S.screen_diagonal(uniform, target)
-        cal_u, _, _ = S.keep_watched(lambda t: S.calibrate_shape(alloc, t, hint=float(c_u)), target, watch)
-        c_u, uniform = cal_u.c, alloc.scaled(cal_u.c)
-        d_u = S.proxy_delta(uniform, target)
-        log(
-            f"watching pairs {_pairs_text(watch)} (the largest pairs [M_i, M_i] of the uniform rescale): "
-            f"c = {float(c_u):.10f}  drop {100 * (1 - 1 / float(c_u)):.4f}%  ({time.perf_counter() - t_watch:.1f} s)"
-        )
+        watch, c_u, uniform, d_u = _watch_uniform(alloc, target, c_u, log)
+    zcdp = _zcdp_stage(alloc, weights, target, c_u, log)
+    obj, guard = _objective_and_guard(spec, c_u)
+    # the optimized allocation is calibrated on the proxy; the confirmation stage watches its pairs
+    search = _reallocate_for(spec, obj, guard, alloc, target, c_u, uniform, d_u, weights, out, storage, log)
+    sweep = _Sweeper(points, out, workers, progress, scheduler, log)
+    done = _Confirmed(None, None, uniform, c_u, search["allocation"], search["c"], ())
+    if confirm:
+        ctx = _Reallocation(alloc, target, obj, guard, weights, search, watching)
+        done = _confirm_stage(sweep, ctx, uniform, c_u, log)
+    optimized = done.optimized
+    d_opt = S.proxy_delta(optimized, target) if confirm else search["delta"]  # the proxy's own δ
+    tables = _outputs(spec, alloc, done.uniform, zcdp["calibrated"].allocation, optimized, target)
+    summary = {
+        "scenario": spec.name,
+        "allocation": alloc.name,
+        "conversion": conv,
+        "target_epsilon": target.epsilon,
+        "target_delta": target.delta,
+        "baseline_total_rho": str(alloc.total_rho),
+        **_uniform_summary(done, c_u_proxy, d_u, watch),
+        **zcdp["summary"],
+        "optimized_variance_drop_percent": S.variance_drop_percent(optimized, alloc, weights),
+        "optimized_c": str(done.c_opt),
+        "optimized_total_rho": str(optimized.total_rho),
+        "optimized_proxy_delta": _fmt_upper(d_opt),
+        **_confirmation_summary(done, sweep, confirm),
+        **_objective_summary(spec, obj, guard, alloc, done.uniform, optimized),
+        "target": _target_summary(spec, point, target, points, _curve_points(done)),
+        "delta_grid_weaker": tables["weaker"],
+        "published_variance": tables["published"],
+        "geolevels": tables["per_geolevel"],
+        **_search_summary(spec, search),
+        "seconds": time.perf_counter() - t_start,
+    }
+    inputs = P.run_inputs(scenario=spec.scenario, alloc=alloc, target=point, weights=weights)
+    t = tables
+    rows = (t["rows"], t["grows"], t["crow"], t["trows"], t["grid"], _final_rows(done))
+    return RunResult(summary, *rows, optimized.to_toml(), inputs=inputs)
+
+
+def _zcdp_stage(alloc, weights, target, c_u: Fraction, log) -> dict[str, Any]:
+    """The zCDP optimum of the weighted variance (no guard) and its exact calibration, for comparison:
+    ``{"calibrated": Calibration, "summary": its summary keys}``."""
+    from optimizer import search as S
+
     zshape, zinfo = S.zcdp_optimum(alloc, weights, return_info=True)
     zcal = S.calibrate_shape(zshape, target, hint=float(c_u))
-    log(
-        "zCDP optimum of the weighted variance (no guard): drop "
-        f"{S.variance_drop_percent(zcal.allocation, alloc, weights):.4f}%"
-    )
+    drop = S.variance_drop_percent(zcal.allocation, alloc, weights)
+    log(f"zCDP optimum of the weighted variance (no guard): drop {drop:.4f}%")
+    return {
+        "calibrated": zcal,
+        "summary": {
+            "zcdp_optimum_variance_drop_percent": drop,
+            "zcdp_optimum_shape_variance_drop_percent": S.variance_drop_percent(zshape, alloc, weights),
+            "zcdp_optimum_c": str(zcal.c),
+            "zcdp_solver": zinfo,
+        },
+    }
+
+
+def _objective_and_guard(spec: RunSpec, c_u: Fraction):
+    """The scenario's objective (with its fan-outs) and Pareto guard (``None`` when off); a floor the
+    uniform rescale cannot reach is refused here, before the search."""
+    from optimizer import objectives as O
+
     obj = O.get_objective(spec.objective, where=f"objective of {spec.name}")
     if spec.fan_outs is not None:
         obj = obj.with_fan_outs(spec.fan_outs)
@@ -267,184 +315,274 @@ def optimize(
             f"pareto_floor_percent = {spec.pareto_floor_percent} of {spec.name} cannot be met: the exact promise lets "
             f"every query's variance fall by at most {100 * (1 - 1 / float(c_u)):.4f} % (the uniform rescale)"
         )
-    # the optimized allocation is calibrated on the proxy; its sweep names the pairs to watch (below)
-    search = _reallocate_for(spec, obj, guard, alloc, target, c_u, uniform, d_u, weights, out, storage, log)
-    optimized, c_opt, d_opt = search["allocation"], search["c"], search["delta"]
-    confirmed, worst_pair, worst_delta, conf_seconds, n_pairs, recal = False, None, None, None, 0, None
-    verified: list[list[int]] = []
-    from optimizer.confirm import confirmation_keys  # worst-pair rule and exactness (issue 35 items 2, 4)
+    return obj, guard
 
-    issue35 = confirmation_keys(None, None)
-    confirm_rows: list[dict[str, Any]] = []
-    curve_points: dict[str, list[dict[str, Any]]] = {}
-    uconf: dict[str, Any] = {
-        "uniform_confirmed": False,
-        "uniform_worst_pair": None,
-        "uniform_worst_pair_delta": None,
-        "uniform_confirm_recalibration": None,
-    }
-    sweeps: list[dict[str, Any]] = []  # each confirmation: its full pair sweeps, jobs, time
-    if confirm:
+
+@dataclass
+class _Sweeper:
+    """Runs the all-pairs confirmations of one run (:func:`optimizer.confirm.confirm`) and records what
+    each cost: the summary's ``confirmations`` and ``pair_sweeps``."""
+
+    points: Any
+    out: Path
+    workers: int
+    progress: bool
+    scheduler: str | None
+    log: Callable[[str], None]
+    records: list[dict[str, Any]] = field(default_factory=list)
+
+    def __call__(self, allocation, cache: str, label: str, max_rounds: int = 3):
         from optimizer.confirm import confirm as confirm_all
-        from optimizer.guarded import calibrated_optimum
 
-        def confirm_on_all_pairs(allocation, cache: str, label: str, max_rounds: int = 3):
-            log(f"confirming {label} on all pairs …")
-            conf = confirm_all(
-                allocation,
-                points,
-                cache_dir=out / cache,
-                workers=workers,
-                label=label,
-                progress=progress,
-                scheduler=scheduler,
-                max_rounds=max_rounds,
-            )
-            sweeps.append(
-                {
-                    "label": label,
-                    "sweeps": conf.rounds,
-                    "pair_jobs": conf.jobs,
-                    "pair_jobs_not_exact": conf.jobs_not_exact,
-                    "passed": bool(conf.passed),
-                    "seconds": round(conf.seconds, 3),
-                }
-            )
-            return conf
-
-        conf_u = confirm_on_all_pairs(uniform, "cache-uniform", "the uniform rescale")
-        uniform = conf_u.allocation
-        c_u = c_u * conf_u.recalibration
-        uconf = {
-            "uniform_confirmed": bool(conf_u.passed),
-            "uniform_worst_pair": list(conf_u.worst_pair),
-            "uniform_worst_pair_delta": _fmt_upper(conf_u.worst_delta),
-            "uniform_confirm_recalibration": str(conf_u.recalibration),
-        }
-        log(
-            f"uniform rescale confirmed={conf_u.passed} on {conf_u.n_pairs} pairs; {conf_u.worst_text()}; "
-            f"drop {100 * (1 - 1 / float(c_u)):.4f}%"
+        self.log(f"confirming {label} on all pairs …")
+        conf = confirm_all(
+            allocation,
+            self.points,
+            cache_dir=self.out / cache,
+            workers=self.workers,
+            label=label,
+            progress=self.progress,
+            scheduler=self.scheduler,
+            max_rounds=max_rounds,
         )
-        if obj.name == "minimax-relative":  # its optimum is the uniform rescale, confirmed just above
-            log("minimax-relative: the optimized allocation is the uniform rescale and its confirmation")
-            conf = conf_u
-        else:
+        self.records.append(
+            {
+                "label": label,
+                "sweeps": conf.rounds,
+                "pair_jobs": conf.jobs,
+                "pair_jobs_not_exact": conf.jobs_not_exact,
+                "passed": bool(conf.passed),
+                "seconds": round(conf.seconds, 3),
+            }
+        )
+        return conf
 
-            def resolve(total: Fraction, ratio: Fraction) -> tuple[Any, Fraction, Fraction]:
-                """The guarded optimum, calibrated on the proxy at a δ low enough for the pairs watched
-                so far (:func:`optimizer.search.keep_watched`): (allocation, factor, ratio)."""
-                made, r, _ = S.keep_watched(
-                    lambda t: calibrated_optimum(
-                        alloc, t, None, total, guard, solve=lambda tt, lo: obj.optimum(alloc, weights, tt, lo)
-                    ),
-                    target,
-                    watch_o,
-                    ratio=ratio,
-                )
-                return made.allocation, made.c, r
+    @property
+    def sweeps(self) -> int:
+        return sum(r["sweeps"] for r in self.records)
 
-            ratio_o = Fraction(1)
-            if watching:
-                t_watch = time.perf_counter()
-                watch_o = S.screen_diagonal(optimized, target)
-                if search["search_improved"]:
-                    search["note"] += (
-                        " (calibrated on the proxy alone; the guarded convex optimum calibrated on the watched "
-                        "pairs is reported instead)"
-                    )
-                optimized, c_opt, ratio_o = resolve(optimized.total_rho, ratio_o)
-                log(
-                    f"watching pairs {_pairs_text(watch_o)} (the largest pairs [M_i, M_i] of the optimized "
-                    f"allocation; proxy δ lowered by {float(ratio_o):.6g}; {time.perf_counter() - t_watch:.1f} s)"
-                )
-            conf = confirm_on_all_pairs(optimized, "cache", "the optimized allocation", 1 if watching else 3)
-            for k in range(GUARD_RESOLVES if watching else 0):
-                if conf.passed:
-                    break
-                # pairs above the promise (loose coarse bounds, typically): solve again with them watched
-                # and those just below it: keep_watched leaves the watched ones up to KEEP_TOL below the promise
-                band = 2 * S.watch.KEEP_TOL
-                over = _pairs_over(conf, target, [p for p in conf.deltas if p not in watch_o], band)[:WATCH_ADD]
-                watch_o = watch_o + tuple(over)
-                log(f"pairs {_pairs_text(over)} exceed or near the promise: re-solving with them watched")
-                optimized, c_opt, ratio_o = resolve(conf.allocation.total_rho, ratio_o)
-                search["note"] += f"; re-solved with {len(watch_o)} watched pairs"
-                label = f"the optimized allocation (re-solved, {len(watch_o)} pairs watched)"
-                conf = confirm_on_all_pairs(optimized, "cache", label, 3 if k + 1 == GUARD_RESOLVES else 1)
-        for _ in range(GUARD_RESOLVES):
-            if guard is None or guard.holds(conf.allocation, alloc) or obj.name == "minimax-relative":
-                break
-            # a pair other than the proxy needed less budget: solve again at the total that pair allows
-            # (no proxy calibration, which would raise it back) and confirm that allocation on all pairs
-            total = conf.allocation.total_rho * (1 - GUARD_MARGIN)
-            log(f"the all-pairs recalibration broke the Pareto guard: re-solving at total ρ {float(total):.10g}")
-            shape = obj.optimum(alloc, weights, total, guard.lower_bounds(alloc))
-            conf = confirm_on_all_pairs(shape, "cache", "the optimized allocation (re-solved)")
-            search["note"] += f"; re-solved at the all-pairs total {conf.allocation.total_rho}"
-        if guard is not None and not guard.holds(conf.allocation, alloc):
-            # the all-pairs recalibration lowered every budget below the guard: report the uniform
-            # rescale (confirmed above; it meets the guard whenever it removes any noise) instead
-            log("the all-pairs recalibration broke the Pareto guard: the uniform rescale is reported instead")
-            search["note"] = (
-                "the reallocation broke the Pareto guard after its all-pairs recalibration "
-                f"(x {conf.recalibration}); the confirmed uniform rescale is reported instead"
+
+@dataclass(frozen=True)
+class _Reallocation:
+    """What the confirmation stage needs to re-solve the optimized allocation."""
+
+    alloc: Any
+    target: Any
+    obj: Any
+    guard: Any
+    weights: Mapping[tuple[str, str], Fraction]
+    search: dict[str, Any]
+    watching: bool
+
+
+@dataclass
+class _Confirmed:
+    """The outcome of the confirmation stage (``conf_u``/``conf`` ``None`` when not confirmed)."""
+
+    conf_u: Any
+    conf: Any
+    uniform: Any
+    c_u: Fraction
+    optimized: Any
+    c_opt: Fraction
+    watch_o: tuple[tuple[int, int], ...]
+
+
+def _watch_uniform(alloc, target, c_u: Fraction, log):
+    """The uniform rescale calibrated on the proxy and the pairs its diagonal screen watches, so that
+    its all-pairs sweep normally passes first time: ``(watch, c, allocation, proxy δ)``."""
+    from optimizer import search as S
+
+    t_watch = time.perf_counter()
+    watch = S.screen_diagonal(alloc.scaled(c_u), target)
+    cal, _, _ = S.keep_watched(lambda t: S.calibrate_shape(alloc, t, hint=float(c_u)), target, watch)
+    uniform = alloc.scaled(cal.c)
+    log(
+        f"watching pairs {_pairs_text(watch)} (the largest pairs [M_i, M_i] of the uniform rescale): "
+        f"c = {float(cal.c):.10f}  drop {100 * (1 - 1 / float(cal.c)):.4f}%  ({time.perf_counter() - t_watch:.1f} s)"
+    )
+    return watch, cal.c, uniform, S.proxy_delta(uniform, target)
+
+
+def _confirm_stage(sweep: _Sweeper, ctx: _Reallocation, uniform, c_u: Fraction, log) -> _Confirmed:
+    """Confirm the uniform rescale, then the optimized allocation (re-solved with the pairs it watches,
+    and under the Pareto guard), each on all pairs."""
+    conf_u = sweep(uniform, "cache-uniform", "the uniform rescale")
+    c_u = c_u * conf_u.recalibration
+    log(
+        f"uniform rescale confirmed={conf_u.passed} on {conf_u.n_pairs} pairs; {conf_u.worst_text()}; "
+        f"drop {100 * (1 - 1 / float(c_u)):.4f}%"
+    )
+    if ctx.obj.name == "minimax-relative":  # its optimum is the uniform rescale, confirmed just above
+        log("minimax-relative: the optimized allocation is the uniform rescale and its confirmation")
+        done = _Confirmed(conf_u, conf_u, conf_u.allocation, c_u, conf_u.allocation, c_u, ())
+    else:
+        conf, c_opt, watch_o = _confirm_optimized(sweep, ctx, log)
+        conf = _keep_guard(sweep, ctx, conf, conf_u, log)
+        done = _Confirmed(conf_u, conf, conf_u.allocation, c_u, conf.allocation, c_opt, watch_o)
+    log(f"{sweep.sweeps} full pair sweeps in {len(sweep.records)} confirmations")
+    return done
+
+
+def _confirm_optimized(sweep: _Sweeper, ctx: _Reallocation, log):
+    """The optimized allocation calibrated on its diagonal watch, swept once, and re-solved with the pairs
+    a failed sweep finds above (or near) the promise: ``(confirmation, factor, watched pairs)``."""
+    from optimizer import search as S
+    from optimizer.guarded import calibrated_optimum
+
+    watch_o: tuple[tuple[int, int], ...] = ()
+
+    def resolve(total: Fraction, ratio: Fraction) -> tuple[Any, Fraction, Fraction]:
+        """The guarded optimum, calibrated on the proxy at a δ low enough for the pairs watched so far
+        (:func:`optimizer.search.keep_watched`): (allocation, factor, ratio)."""
+        made, r, _ = S.keep_watched(
+            lambda t: calibrated_optimum(
+                ctx.alloc,
+                t,
+                None,
+                total,
+                ctx.guard,
+                solve=lambda tt, lo: ctx.obj.optimum(ctx.alloc, ctx.weights, tt, lo),
+            ),
+            ctx.target,
+            watch_o,
+            ratio=ratio,
+        )
+        return made.allocation, made.c, r
+
+    optimized, c_opt, ratio = ctx.search["allocation"], ctx.search["c"], Fraction(1)
+    if ctx.watching:
+        t_watch = time.perf_counter()
+        watch_o = S.screen_diagonal(optimized, ctx.target)
+        if ctx.search["search_improved"]:
+            ctx.search["note"] += (
+                " (calibrated on the proxy alone; the guarded convex optimum calibrated on the watched "
+                "pairs is reported instead)"
             )
-            conf = conf_u
-        confirm_rows = _confirm_rows(conf, "uniform rescale" if conf is conf_u else "optimized")
-        curve_points = {"uniform": _point_rows(conf_u), "optimized": _point_rows(conf)}
-        confirmed, worst_pair, n_pairs = conf.passed, list(conf.worst_pair), conf.n_pairs
-        worst_delta = _fmt_upper(conf.worst_delta)
-        conf_seconds, recal = conf.seconds, str(conf.recalibration)
-        verified = [list(p) for p in conf.verified_pairs]  # the candidates for worst, all computed fresh
-        issue35 = confirmation_keys(conf_u, conf)
-        optimized = conf.allocation
-        d_opt = S.proxy_delta(optimized, target)  # the proxy's own δ (a watched calibration returns the largest)
-        log(f"{sum(c['sweeps'] for c in sweeps)} full pair sweeps in {len(sweeps)} confirmations")
+        optimized, c_opt, ratio = resolve(optimized.total_rho, ratio)
+        log(
+            f"watching pairs {_pairs_text(watch_o)} (the largest pairs [M_i, M_i] of the optimized "
+            f"allocation; proxy δ lowered by {float(ratio):.6g}; {time.perf_counter() - t_watch:.1f} s)"
+        )
+    conf = sweep(optimized, "cache", "the optimized allocation", 1 if ctx.watching else 3)
+    for k in range(GUARD_RESOLVES if ctx.watching else 0):
+        if conf.passed:
+            break
+        # pairs above the promise (loose coarse bounds, typically) and those just below it (keep_watched
+        # leaves the watched ones up to KEEP_TOL below the promise): solve again with them watched
+        band = 2 * S.watch.KEEP_TOL
+        over = _pairs_over(conf, ctx.target, [p for p in conf.deltas if p not in watch_o], band)[:WATCH_ADD]
+        watch_o = watch_o + tuple(over)
+        log(f"pairs {_pairs_text(over)} exceed or near the promise: re-solving with them watched")
+        optimized, c_opt, ratio = resolve(conf.allocation.total_rho, ratio)
+        ctx.search["note"] += f"; re-solved with {len(watch_o)} watched pairs"
+        label = f"the optimized allocation (re-solved, {len(watch_o)} pairs watched)"
+        conf = sweep(optimized, "cache", label, 3 if k + 1 == GUARD_RESOLVES else 1)
+    return conf, c_opt, watch_o
 
-    def drop(a) -> float:
-        return S.variance_drop_percent(a, alloc, weights)
 
-    rows, grows = _tables(alloc, uniform, zcal.allocation, optimized)
+def _keep_guard(sweep: _Sweeper, ctx: _Reallocation, conf, conf_u, log):
+    """A confirmation whose recalibration broke the Pareto guard is re-solved at the total it allowed
+    (and confirmed again), at most :data:`GUARD_RESOLVES` times; failing that, the confirmed uniform
+    rescale is reported instead."""
+    alloc, guard = ctx.alloc, ctx.guard
+    for _ in range(GUARD_RESOLVES):
+        if guard is None or guard.holds(conf.allocation, alloc):
+            break
+        # a pair other than the proxy needed less budget: solve again at the total that pair allows
+        # (no proxy calibration, which would raise it back) and confirm that allocation on all pairs
+        total = conf.allocation.total_rho * (1 - GUARD_MARGIN)
+        log(f"the all-pairs recalibration broke the Pareto guard: re-solving at total ρ {float(total):.10g}")
+        shape = ctx.obj.optimum(alloc, ctx.weights, total, guard.lower_bounds(alloc))
+        conf = sweep(shape, "cache", "the optimized allocation (re-solved)")
+        ctx.search["note"] += f"; re-solved at the all-pairs total {conf.allocation.total_rho}"
+    if guard is not None and not guard.holds(conf.allocation, alloc):
+        # the all-pairs recalibration lowered every budget below the guard: report the uniform
+        # rescale (confirmed above; it meets the guard whenever it removes any noise) instead
+        log("the all-pairs recalibration broke the Pareto guard: the uniform rescale is reported instead")
+        ctx.search["note"] = (
+            "the reallocation broke the Pareto guard after its all-pairs recalibration "
+            f"(x {conf.recalibration}); the confirmed uniform rescale is reported instead"
+        )
+        conf = conf_u
+    return conf
+
+
+def _final_rows(done: _Confirmed) -> list[dict[str, Any]]:
+    """The per-pair rows of the final confirmation (``confirm_pairs.csv``)."""
+    if done.conf is None:
+        return []
+    return _confirm_rows(done.conf, "uniform rescale" if done.conf is done.conf_u else "optimized")
+
+
+def _curve_points(done: _Confirmed) -> dict[str, list[dict[str, Any]]]:
+    if done.conf is None:
+        return {}
+    return {"uniform": _point_rows(done.conf_u), "optimized": _point_rows(done.conf)}
+
+
+def _outputs(spec: RunSpec, alloc, uniform, zcdp_opt, optimized, target) -> dict[str, Any]:
+    """The run's tables and side effects: per query/geolevel, curves, δ grid, published variance."""
+    conv = spec.conversion
+    rows, grows = _tables(alloc, uniform, zcdp_opt, optimized)
     crow, trows = _curves(alloc, optimized, target, conv)
     grid = delta_grid_rows(alloc, {"baseline": alloc, "uniform": uniform, "optimized": optimized}, conv)
-    published = _published_variance_summary(spec, alloc, uniform, optimized)
-    per_geolevel = _geolevel_summary(alloc, uniform, optimized, target.delta, conv)
-    weaker = {label: weaker_points(grid, label) for label in ("uniform", "optimized")}
-    summary = {
-        "scenario": spec.name,
-        "allocation": alloc.name,
-        "conversion": conv,
-        "target_epsilon": target.epsilon,
-        "target_delta": target.delta,
-        "baseline_total_rho": str(alloc.total_rho),
+    return {
+        "rows": rows,
+        "grows": grows,
+        "crow": crow,
+        "trows": trows,
+        "grid": grid,
+        "published": _published_variance_summary(spec, alloc, uniform, optimized),
+        "per_geolevel": _geolevel_summary(alloc, uniform, optimized, target.delta, conv),
+        "weaker": {label: weaker_points(grid, label) for label in ("uniform", "optimized")},
+    }
+
+
+def _uniform_summary(done: _Confirmed, c_u_proxy: Fraction, d_u, watch) -> dict[str, Any]:
+    c_u, conf_u = done.c_u, done.conf_u
+    return {
         "uniform_c": str(c_u),
         "uniform_c_float": float(c_u),
         "uniform_variance_drop_percent": 100 * (1 - 1 / float(c_u)),
         "uniform_proxy_c": str(c_u_proxy),
         "watched_pairs": [list(p) for p in watch],
-        "optimized_watched_pairs": [list(p) for p in watch_o],
+        "optimized_watched_pairs": [list(p) for p in done.watch_o],
         "uniform_proxy_variance_drop_percent": 100 * (1 - 1 / float(c_u_proxy)),
-        **uconf,
+        "uniform_confirmed": bool(conf_u.passed) if conf_u is not None else False,
+        "uniform_worst_pair": list(conf_u.worst_pair) if conf_u is not None else None,
+        "uniform_worst_pair_delta": _fmt_upper(conf_u.worst_delta) if conf_u is not None else None,
+        "uniform_confirm_recalibration": str(conf_u.recalibration) if conf_u is not None else None,
         "uniform_proxy_delta": _fmt_upper(d_u),
-        "zcdp_optimum_variance_drop_percent": drop(zcal.allocation),
-        "zcdp_optimum_shape_variance_drop_percent": drop(zshape),
-        "zcdp_optimum_c": str(zcal.c),
-        "zcdp_solver": zinfo,
-        "optimized_variance_drop_percent": drop(optimized),
-        "optimized_c": str(c_opt),
-        "optimized_total_rho": str(optimized.total_rho),
-        "optimized_proxy_delta": _fmt_upper(d_opt),
-        "confirmed": bool(confirmed),
+    }
+
+
+def _confirmation_summary(done: _Confirmed, sweep: _Sweeper, confirm: bool) -> dict[str, Any]:
+    from optimizer.confirm import confirmation_keys  # worst-pair rule and exactness (issue 35 items 2, 4)
+
+    conf = done.conf
+    return {
+        "confirmed": bool(conf.passed) if conf is not None else False,
         "confirm_skipped": not confirm,
-        "n_pairs_confirmed": n_pairs,
-        "worst_pair": worst_pair,
-        "worst_pair_delta": worst_delta,
-        "confirm_seconds": conf_seconds,
-        "confirm_recalibration": recal,
-        "pair_sweeps": sum(c["sweeps"] for c in sweeps),
-        "confirmations": sweeps,
-        "worst_pairs_recomputed": verified,
-        **issue35,
+        "n_pairs_confirmed": conf.n_pairs if conf is not None else 0,
+        "worst_pair": list(conf.worst_pair) if conf is not None else None,
+        "worst_pair_delta": _fmt_upper(conf.worst_delta) if conf is not None else None,
+        "confirm_seconds": conf.seconds if conf is not None else None,
+        "confirm_recalibration": str(conf.recalibration) if conf is not None else None,
+        "pair_sweeps": sweep.sweeps,
+        "confirmations": sweep.records,
+        # the candidates for worst, all computed fresh
+        "worst_pairs_recomputed": [list(p) for p in conf.verified_pairs] if conf is not None else [],
+        **confirmation_keys(done.conf_u, conf),
+    }
+
+
+def _objective_summary(spec: RunSpec, obj, guard, alloc, uniform, optimized) -> dict[str, Any]:
+    from optimizer import objectives as O
+
+    weights = spec.weights
+    ratios = O.relative_variances(optimized, alloc)
+    return {
         "objective": obj.name,
         "objective_description": obj.description,
         "objective_drop_percent": obj.drop_percent(optimized, alloc, weights),
@@ -453,19 +591,22 @@ def optimize(
         "pareto_floor_percent": str(spec.pareto_floor_percent) if guard is not None else None,
         "pareto_guard_met": O.max_variance_ratio(optimized, alloc) <= (guard.max_ratio if guard else 1),
         "max_variance_ratio": _dec(O.max_variance_ratio(optimized, alloc), "up"),
-        "min_variance_ratio": _dec(min(O.relative_variances(optimized, alloc).values()), "down"),
+        "min_variance_ratio": _dec(min(ratios.values()), "down"),
         "mean_relative_variance": _dec(O.mean_relative_variance(optimized, alloc), "nearest"),
         "uniform_mean_relative_variance": _dec(O.mean_relative_variance(uniform, alloc), "nearest"),
-        "n_queries_noisier": sum(1 for v in O.relative_variances(optimized, alloc).values() if v > 1),
+        "n_queries_noisier": sum(1 for v in ratios.values() if v > 1),
         "new_total_rho": str(optimized.total_rho),
-        "target": _target_summary(spec, point, target, points, curve_points),
-        "delta_grid_weaker": weaker,
-        "published_variance": published,
-        "geolevels": per_geolevel,
+    }
+
+
+def _search_summary(spec: RunSpec, search: dict[str, Any]) -> dict[str, Any]:
+    from optimizer import search as S
+
+    return {
         "search_improved": search["search_improved"],
         "search_note": search["note"],
         "sum_variance_objective": OBJECTIVE,
-        "weights": {f"{g}/{q}": str(v) for (g, q), v in weights.items() if v != 1},
+        "weights": {f"{g}/{q}": str(v) for (g, q), v in spec.weights.items() if v != 1},
         "study_name": search["study_name"],
         "trials_run": search["trials_run"],
         "trials_total": search["trials_total"],
@@ -484,20 +625,7 @@ def optimize(
         },
         "versions": S.study._versions(),
         "git_commit": _git_commit(),
-        "seconds": time.perf_counter() - t_start,
     }
-    inputs = P.run_inputs(scenario=spec.scenario, alloc=alloc, target=point, weights=weights)
-    return RunResult(
-        summary,
-        rows,
-        grows,
-        crow,
-        trows,
-        grid,
-        confirm_rows,
-        optimized.to_toml(),
-        inputs=inputs,
-    )
 
 
 def _pairs_text(pairs) -> str:
@@ -662,19 +790,7 @@ def _reallocate_for(
 
     if obj.name == "minimax-relative":
         log("objective minimax-relative: its optimum is the uniform rescale (no search needed)")
-        return {
-            "allocation": uniform,
-            "c": c_u,
-            "delta": d_u,
-            "search_improved": False,
-            "note": "minimax-relative: the uniform rescale is the optimum; no search was run",
-            "study_name": None,
-            "trials_run": 0,
-            "trials_total": 0,
-            "best_trial": None,
-            "trials_per_minute": None,
-            "config_hash": None,
-        }
+        return _no_search(uniform, c_u, d_u, "minimax-relative: the uniform rescale is the optimum; no search was run")
     start = calibrated_optimum(
         alloc,
         target,
@@ -735,6 +851,23 @@ def _reallocate_for(
         "best_trial": res.best_trial,
         "trials_per_minute": res.trials_per_minute,
         "config_hash": res.config_hash,
+    }
+
+
+def _no_search(allocation, c: Fraction, delta, note: str) -> dict[str, Any]:
+    """The search record of a run that needed no search (:func:`_reallocate_for`'s keys)."""
+    return {
+        "allocation": allocation,
+        "c": c,
+        "delta": delta,
+        "search_improved": False,
+        "note": note,
+        "study_name": None,
+        "trials_run": 0,
+        "trials_total": 0,
+        "best_trial": None,
+        "trials_per_minute": None,
+        "config_hash": None,
     }
 
 

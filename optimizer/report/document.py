@@ -379,131 +379,160 @@ def _curve_target_section(s: dict) -> dict | None:
 
 
 def _sections(acc: Accounting, run: RunInputs, s: dict, pq, pg) -> list[dict]:
-    """The report's sections as neutral blocks (rendered to HTML and Markdown)."""
+    """The report's sections as neutral blocks (rendered to HTML and Markdown), in order; those that
+    need an optimizer run appear only with one, and the numbered titles are numbered here."""
+    secs: list[dict[str, Any]] = [
+        _summary_section(acc, s),
+        _promised_section(s),
+        _guaranteed_section(acc, run, s),
+        _noise_section(acc, run, s),
+    ]
+    _summary_notes(run, s, secs)
+    optional = [_curve_target_section(s), _side_effects_section(run, s)]
+    optional += [_published_section(run), _geolevel_section(run)]
+    secs += [sec for sec in optional if sec is not None]
+    secs += [_where_section(run, pq, pg), _provenance_section(acc, run)]
+    n = 0
+    for sec in secs:  # number the sections in order (some appear only with an optimizer run)
+        head, sep, rest = sec["title"].partition(". ")
+        if sep and head.isdigit():
+            n += 1
+            sec["title"] = f"{n}. {rest}"
+    return secs
+
+
+def _summary_section(acc: Accounting, s: dict) -> dict[str, Any]:
+    """ "In short": the promise, what the exact calculation shows, and what can go."""
     sc = acc.scenario
-    secs: list[dict[str, Any]] = []
     overshoot = float(acc.delta_exact.value / to_mpf(acc.delta_target))
+    return {
+        "id": "summary",
+        "title": "In short",
+        "paras": [
+            (
+                f"The Census Bureau describes the privacy of its 2020 production allocation {sc.allocation} "
+                f"with a single number ρ = {s['total_rho']} "
+                if s["production"]
+                else f"The what-if allocation {sc.allocation} (written for this scenario; not a Census Bureau "
+                f"production allocation) has a single zCDP budget ρ = {s['total_rho']} "
+            )
+            + "(zero-concentrated differential privacy). Turned into the usual (ε, δ) language with the "
+            f"{s['conversion_label']} formula, this promises "
+            f"ε = {s['claimed_epsilon']} at δ = {s['target_delta']}.",
+            "The exact calculation shows the promise is kept with room to spare: at that ε the real δ is at most "
+            f"{s['exact_delta_upper_at_claimed_epsilon']} (certified), "
+            f"about {fmt(overshoot, 3)} times the promised δ. "
+            + (
+                ("Keeping the Bureau's own balance" if s["production"] else "Keeping this allocation's balance")
+                + " between queries and geolevels and scaling every noise variance down by the same factor, "
+                + (
+                    f"{s['uniform_variance_drop_percent']} % of the noise variance can go while every one of "
+                    f"{s['curve_text']} still holds (confirmed on every pair of records; the binding point is "
+                    f"δ = {s['binding_delta_uniform'] or '—'})."
+                    if s["target_kind"] == "curve"
+                    and s.get("uniform_confirmed") == "yes"
+                    and s.get("uniform_variance_drop_percent")
+                    else f"{s['uniform_variance_drop_percent']} % of the noise variance can go while the same "
+                    f"promise still holds (confirmed on every pair of records)."
+                    if s.get("uniform_confirmed") == "yes" and s.get("uniform_variance_drop_percent")
+                    else f"{s['uniform_variance_drop_percent_proxy']} % of the noise variance can go "
+                    "while the same promise still holds (for the representative pair of records)."
+                )
+            ),
+            *_reallocation_paragraphs(s),
+            *(
+                [
+                    f"{TOLERANCE_MARK}: {s['tolerance_not_met']}. These results are still rigorous enclosures, "
+                    "but with fewer certified digits than the accountant was asked for (see section 2)."
+                ]
+                if s.get("tolerance_met") == "no"
+                else []
+            ),
+        ],
+    }
+
+
+def _promised_section(s: dict) -> dict[str, Any]:
+    """What was promised: ρ, the conversion, the promised (ε, δ) and the target the optimizer keeps."""
+    return {
+        "id": "promised",
+        "title": "1. What was promised",
+        "paras": [
+            "Differential privacy bounds how much any one person's record can change what is published. "
+            "ε measures the strength of that bound (smaller is more private) and δ is the small probability "
+            "with which the bound may fail.",
+        ],
+        "table": (
+            ["quantity", "value"],
+            [
+                ["total zCDP budget ρ", f"{s['total_rho']} (= {s['total_rho_decimal']})"],
+                ["conversion used for the promise", s["conversion_label"]],
+                ["promised δ", s["target_delta"]],
+                ["promised ε (zCDP claim)", s["claimed_epsilon"]],
+                [
+                    "target the optimizer keeps",
+                    f"every one of {s['curve_text']} (section The whole promised curve)"
+                    if s["target_kind"] == "curve"
+                    else "the one point (promised ε, promised δ)",
+                ],
+            ],
+        ),
+    }
+
+
+def _guaranteed_section(acc: Accounting, run: RunInputs, s: dict) -> dict[str, Any]:
+    """What is really guaranteed: the exact δ at the promised ε and ε at the promised δ, certified."""
     flags = tolerance_flags(acc, run)
     eps_safe = fmt_bound(acc.eps_exact.value, 15, "up")
-    secs.append(
-        {
-            "id": "summary",
-            "title": "In short",
-            "paras": [
-                (
-                    f"The Census Bureau describes the privacy of its 2020 production allocation {sc.allocation} "
-                    f"with a single number ρ = {s['total_rho']} "
-                    if s["production"]
-                    else f"The what-if allocation {sc.allocation} (written for this scenario; not a Census Bureau "
-                    f"production allocation) has a single zCDP budget ρ = {s['total_rho']} "
-                )
-                + "(zero-concentrated differential privacy). Turned into the usual (ε, δ) language with the "
-                f"{s['conversion_label']} formula, this promises "
-                f"ε = {s['claimed_epsilon']} at δ = {s['target_delta']}.",
-                "The exact calculation shows the promise is kept with room to spare: at that ε the real δ is at most "
-                f"{s['exact_delta_upper_at_claimed_epsilon']} (certified), "
-                f"about {fmt(overshoot, 3)} times the promised δ. "
-                + (
-                    ("Keeping the Bureau's own balance" if s["production"] else "Keeping this allocation's balance")
-                    + " between queries and geolevels and scaling every noise variance down by the same factor, "
-                    + (
-                        f"{s['uniform_variance_drop_percent']} % of the noise variance can go while every one of "
-                        f"{s['curve_text']} still holds (confirmed on every pair of records; the binding point is "
-                        f"δ = {s['binding_delta_uniform'] or '—'})."
-                        if s["target_kind"] == "curve"
-                        and s.get("uniform_confirmed") == "yes"
-                        and s.get("uniform_variance_drop_percent")
-                        else f"{s['uniform_variance_drop_percent']} % of the noise variance can go while the same "
-                        f"promise still holds (confirmed on every pair of records)."
-                        if s.get("uniform_confirmed") == "yes" and s.get("uniform_variance_drop_percent")
-                        else f"{s['uniform_variance_drop_percent_proxy']} % of the noise variance can go "
-                        "while the same promise still holds (for the representative pair of records)."
-                    )
-                ),
-                *_reallocation_paragraphs(s),
+    return {
+        "id": "guaranteed",
+        "title": "2. What is really guaranteed",
+        "paras": [
+            "The zCDP conversion is a convenient upper bound. The exact privacy curve of the discrete Gaussian "
+            "noise actually used can be computed with certified error bounds (every digit shown is guaranteed "
+            "by interval arithmetic). It is computed here for the proxy pair: two records that each pass "
+            "through every measured geolevel (the full spine with itself, every measurement twice).",
+        ],
+        "table": (
+            ["quantity", "value", "certified error"],
+            [
+                [
+                    "exact δ at the promised ε",
+                    _marked(f"≤ {s['exact_delta_upper_at_claimed_epsilon']}", flags, "exact δ at the promised ε"),
+                    f"midpoint {s['exact_delta_at_claimed_epsilon']} ± {s['exact_delta_error']}; "
+                    f"true value in [{s['exact_delta_lower_at_claimed_epsilon']}, "
+                    f"{s['exact_delta_upper_at_claimed_epsilon']}]",
+                ],
+                ["exact δ ÷ promised δ (midpoint)", s["exact_delta_over_target"], ""],
+                [
+                    "exact ε at the promised δ (safe side)",
+                    _marked(eps_safe, flags, "exact ε at the promised δ"),
+                    f"≤ {s['exact_epsilon_error']}: true value in ({s['exact_epsilon_lower']}, {eps_safe}]"
+                    if s["exact_epsilon_lower"] != "0"
+                    else "exact: ε = 0 already meets the promised δ",
+                ],
                 *(
                     [
-                        f"{TOLERANCE_MARK}: {s['tolerance_not_met']}. These results are still rigorous enclosures, "
-                        "but with fewer certified digits than the accountant was asked for (see section 2)."
+                        [k, TOLERANCE_MARK, "still a rigorous enclosure, wider than requested"]
+                        for k, v in flags.items()
+                        if not v and k not in ("exact δ at the promised ε", "exact ε at the promised δ")
                     ]
-                    if s.get("tolerance_met") == "no"
-                    else []
                 ),
             ],
-        }
-    )
-    secs.append(
-        {
-            "id": "promised",
-            "title": "1. What was promised",
-            "paras": [
-                "Differential privacy bounds how much any one person's record can change what is published. "
-                "ε measures the strength of that bound (smaller is more private) and δ is the small probability "
-                "with which the bound may fail.",
-            ],
-            "table": (
-                ["quantity", "value"],
-                [
-                    ["total zCDP budget ρ", f"{s['total_rho']} (= {s['total_rho_decimal']})"],
-                    ["conversion used for the promise", s["conversion_label"]],
-                    ["promised δ", s["target_delta"]],
-                    ["promised ε (zCDP claim)", s["claimed_epsilon"]],
-                    [
-                        "target the optimizer keeps",
-                        f"every one of {s['curve_text']} (section The whole promised curve)"
-                        if s["target_kind"] == "curve"
-                        else "the one point (promised ε, promised δ)",
-                    ],
-                ],
-            ),
-        }
-    )
-    secs.append(
-        {
-            "id": "guaranteed",
-            "title": "2. What is really guaranteed",
-            "paras": [
-                "The zCDP conversion is a convenient upper bound. The exact privacy curve of the discrete Gaussian "
-                "noise actually used can be computed with certified error bounds (every digit shown is guaranteed "
-                "by interval arithmetic). It is computed here for the proxy pair: two records that each pass "
-                "through every measured geolevel (the full spine with itself, every measurement twice).",
-            ],
-            "table": (
-                ["quantity", "value", "certified error"],
-                [
-                    [
-                        "exact δ at the promised ε",
-                        _marked(f"≤ {s['exact_delta_upper_at_claimed_epsilon']}", flags, "exact δ at the promised ε"),
-                        f"midpoint {s['exact_delta_at_claimed_epsilon']} ± {s['exact_delta_error']}; "
-                        f"true value in [{s['exact_delta_lower_at_claimed_epsilon']}, "
-                        f"{s['exact_delta_upper_at_claimed_epsilon']}]",
-                    ],
-                    ["exact δ ÷ promised δ (midpoint)", s["exact_delta_over_target"], ""],
-                    [
-                        "exact ε at the promised δ (safe side)",
-                        _marked(eps_safe, flags, "exact ε at the promised δ"),
-                        f"≤ {s['exact_epsilon_error']}: true value in ({s['exact_epsilon_lower']}, {eps_safe}]"
-                        if s["exact_epsilon_lower"] != "0"
-                        else "exact: ε = 0 already meets the promised δ",
-                    ],
-                    *(
-                        [
-                            [k, TOLERANCE_MARK, "still a rigorous enclosure, wider than requested"]
-                            for k, v in flags.items()
-                            if not v and k not in ("exact δ at the promised ε", "exact ε at the promised δ")
-                        ]
-                    ),
-                ],
-            ),
-            "figures": [
-                (
-                    "fig_eps_delta.png",
-                    "Privacy curves: the zCDP claim (dashed) lies far above the exact curve; "
-                    "the dotted lines mark the promise.",
-                )
-            ],
-        }
-    )
+        ),
+        "figures": [
+            (
+                "fig_eps_delta.png",
+                "Privacy curves: the zCDP claim (dashed) lies far above the exact curve; "
+                "the dotted lines mark the promise.",
+            )
+        ],
+    }
+
+
+def _noise_section(acc: Accounting, run: RunInputs, s: dict) -> dict[str, Any]:
+    """How much noise can go: the drop of each allocation and whether the all-pairs check confirmed it."""
+    flags = tolerance_flags(acc, run)
     noise_rows = [
         [
             f"uniform rescale keeping only the point δ = {s['target_delta']}, proxy pair (this report)"
@@ -561,26 +590,28 @@ def _sections(acc: Accounting, run: RunInputs, s: dict, pq, pg) -> list[dict]:
             "No optimizer output was available, so this report is accounting-only: the variance drop shown is "
             f"the uniform rescale for the proxy pair, not confirmed over all {_pairs_text(acc, run)}."
         )
-    secs.append(
-        {
-            "id": "noise",
-            "title": "3. How much noise can go",
-            "paras": [
-                "If the exact guarantee is better than promised, less noise suffices for the same promise. "
-                "The variance drop is the share of the noise variance that can be removed while the exact δ at the "
-                "promised ε stays within the promised δ.",
-                conf,
-            ],
-            "table": (["noise allocation", "drop of the weighted sum of variances", "note"], noise_rows),
-            "figures": [
-                (
-                    "fig_tradeoff.png",
-                    "Trade-off curves: any test of whether one person's record is in the data "
-                    "has false-alarm rate α and miss rate β on or above these curves (higher = more private).",
-                )
-            ],
-        }
-    )
+    return {
+        "id": "noise",
+        "title": "3. How much noise can go",
+        "paras": [
+            "If the exact guarantee is better than promised, less noise suffices for the same promise. "
+            "The variance drop is the share of the noise variance that can be removed while the exact δ at the "
+            "promised ε stays within the promised δ.",
+            conf,
+        ],
+        "table": (["noise allocation", "drop of the weighted sum of variances", "note"], noise_rows),
+        "figures": [
+            (
+                "fig_tradeoff.png",
+                "Trade-off curves: any test of whether one person's record is in the data "
+                "has false-alarm rate α and miss rate β on or above these curves (higher = more private).",
+            )
+        ],
+    }
+
+
+def _summary_notes(run: RunInputs, s: dict, secs: list[dict]) -> None:
+    """Append to "In short" what the per-geolevel promises and the other δ of the curve say."""
     weaker = (run.optimize or {}).get("delta_grid_weaker") or {}
     said = [
         f"the {name} at δ = {', '.join(weaker[k])}"
@@ -604,12 +635,10 @@ def _sections(acc: Accounting, run: RunInputs, s: dict, pq, pg) -> list[dict]:
             + ", but not every point of the baseline ρ's zCDP curve: on the proxy pair "
             f"the exact δ exceeds that curve for {' and '.join(said)} (section Side effects at other δ)."
         )
-    curve = _curve_target_section(s)
-    if curve is not None:
-        secs.append(curve)
-    side = _side_effects_section(run, s)
-    if side is not None:
-        secs.append(side)
+
+
+def _where_section(run: RunInputs, pq, pg) -> dict[str, Any]:
+    """Where the noise reduction lands: per geolevel, per query, and the pairs' heat map."""
     pg_rows = [
         [
             r["geolevel"],
@@ -657,53 +686,40 @@ def _sections(acc: Accounting, run: RunInputs, s: dict, pq, pg) -> list[dict]:
         paras.append("No per-pair results were available, so no worst-pair heat map is shown.")
     for why in run.pairs_ignored:
         paras.append(f"A per-pair results file was found but not used: {why}.")
-    published = _published_section(run)
-    if published is not None:
-        secs.append(published)
-    per_level = _geolevel_section(run)
-    if per_level is not None:
-        secs.append(per_level)
-    secs.append(
-        {
-            "id": "where",
-            "title": "5. Where",
-            "paras": paras,
-            "table": (
-                [
-                    "geolevel",
-                    "queries",
-                    "ρ",
-                    "share of ρ",
-                    "weight",
-                    "drop (uniform)",
-                    "drop (zCDP-opt.)",
-                    "drop (optimized)",
-                ],
-                pg_rows,
-            ),
-            "table2": (
-                ["geolevel", "query", "ρ", "σ² (published)", "drop (uniform)", "drop (zCDP-opt.)", "drop (optimized)"],
-                pq_rows,
-            ),
-            "figures": where_figs,
-        }
-    )
-    secs.append(
-        {
-            "id": "provenance",
-            "title": "6. Method & provenance",
-            "paras": [
-                "Exact accounting: certified lattice quadrature of the privacy-loss distribution of the composed "
-                "discrete Gaussians (Su, Su & Wang, arXiv 2606.29835), implemented in the census-plb accountant with "
-                "outward-rounded interval arithmetic. Per-query noise σ² = 1/ρ (Census convention).",
+    return {
+        "id": "where",
+        "title": "5. Where",
+        "paras": paras,
+        "table": (
+            [
+                "geolevel",
+                "queries",
+                "ρ",
+                "share of ρ",
+                "weight",
+                "drop (uniform)",
+                "drop (zCDP-opt.)",
+                "drop (optimized)",
             ],
-            "table": (["item", "value"], [[k, v] for k, v in provenance(acc, run)]),
-        }
-    )
-    n = 0
-    for sec in secs:  # number the sections in order (some appear only with an optimizer run)
-        head, sep, rest = sec["title"].partition(". ")
-        if sep and head.isdigit():
-            n += 1
-            sec["title"] = f"{n}. {rest}"
-    return secs
+            pg_rows,
+        ),
+        "table2": (
+            ["geolevel", "query", "ρ", "σ² (published)", "drop (uniform)", "drop (zCDP-opt.)", "drop (optimized)"],
+            pq_rows,
+        ),
+        "figures": where_figs,
+    }
+
+
+def _provenance_section(acc: Accounting, run: RunInputs) -> dict[str, Any]:
+    """Method & provenance: how the numbers were computed, from which inputs and code."""
+    return {
+        "id": "provenance",
+        "title": "6. Method & provenance",
+        "paras": [
+            "Exact accounting: certified lattice quadrature of the privacy-loss distribution of the composed "
+            "discrete Gaussians (Su, Su & Wang, arXiv 2606.29835), implemented in the census-plb accountant with "
+            "outward-rounded interval arithmetic. Per-query noise σ² = 1/ρ (Census convention).",
+        ],
+        "table": (["item", "value"], [[k, v] for k, v in provenance(acc, run)]),
+    }
