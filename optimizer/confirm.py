@@ -432,46 +432,23 @@ def confirm(
         ``deltas`` are the pairs' bounds at the worst point (``worst_point``); ``point_deltas``
         holds every point's.
     """
-    from .pairs import pairs as all_pairs
-
     t0 = time.perf_counter()
-    single = isinstance(target, Target)
     points = _points(target)
     if not points:
         raise ValueError("confirm: no target point given")
     computed_now: set = set()  # pairs the default runner computed in this round (not from its cache)
-    if pairs_runner is not None:
-        runner = _one_point(pairs_runner) if single else pairs_runner
-    else:
-        runner = _default_runner(
-            cache_dir, workers, progress, f"confirming {label or alloc.name}: pair", scheduler, computed_now
-        )
-    if verify_runner is not None:
-        verify = _one_point(verify_runner) if single else verify_runner
-    elif pairs_runner is None:
-        verify = _fresh_runner(workers, progress, f"re-checking {label or alloc.name} from scratch: pair", scheduler)
-    else:
-        verify = _fresh_points
-    if pairs is None:
-        pair_list = [(a.index, b.index) for a, b in all_pairs(paths_of(alloc))]
-    else:
-        pair_list = [(min(int(i), int(j)), max(int(i), int(j))) for i, j in pairs]
+    runner, verify = _runners(
+        isinstance(target, Target), pairs_runner, verify_runner, cache_dir, workers, progress, label or alloc.name
+    )(scheduler, computed_now)
+    pair_list = _pair_list(alloc, pairs)
     dk = [t.delta_fraction for t in points]
-    factor = Fraction(1)
-    current = alloc
-    rounds = 0
     say = log if log is not None else (_stderr if progress else (lambda _m: None))
-    screened = None
-    jobs = jobs_bad = 0
+    factor, current, screened, rounds, jobs, jobs_bad = Fraction(1), alloc, None, 0, 0, 0
     while True:
         rounds += 1
         computed_now.clear()
         if screen:
-            from .exactness import screen_pairs
-
-            screened = screen_pairs(current, pairs=pair_list)
-            for line in screened.lines(f"{label or current.name} (round {rounds})"):
-                say(line)
+            screened = _screen(current, pair_list, f"{label or current.name} (round {rounds})", say)
         deltas = {p: list(v) for p, v in runner(current, points, pair_list).items()}
         jobs += len(pair_list)
         jobs_bad += len(_not_met(deltas))
@@ -483,48 +460,101 @@ def confirm(
         w_up = _upper_fraction(deltas[worst][wk])
         passed = w_up <= dk[wk]
         if passed or rounds >= max_rounds:
-            from .pairs import worst_pair_rule
-
-            verdict = worst_pair_rule({p: v[wk] for p, v in deltas.items()})
-            return Confirmation(
-                passed,
-                current,
-                worst,
-                deltas[worst][wk],
-                len(pair_list),
-                rounds,
-                factor,
-                time.perf_counter() - t0,
-                {p: v[wk] for p, v in deltas.items()},
-                sorted(_candidates(pair_list, deltas, points, worst, wk)) if passed else [],
-                points[wk],
-                deltas,
-                tuple(points),
-                worst_certain=verdict.certain,
-                tied_pairs=list(verdict.tied),
-                release_delta=(_lower_fraction(verdict), _upper_fraction(verdict)),
-                screen=screened,
-                not_exact_pairs=_not_met(deltas),
-                jobs=jobs,
-                jobs_not_exact=jobs_bad,
-            )
-        # recalibrate the uniform factor on the worst (pair, point): Newton step in log c, check
-        # that pair at every point, repeat
-        excess = math.log(w_up / dk[wk])
-        step = Fraction(math.exp(-excess / SLOPE) * (1 - RECAL_MARGIN)).limit_denominator(10**12)
-        hi, hi_r = Fraction(1), Fraction(w_up / dk[wk])  # a failing factor and its ratio
-        while True:
-            r, wide = _worst_ratio_at(current.scaled(step), points, worst)
-            if r <= 1:
-                break
-            hi, hi_r = step, r
-            excess = math.log(r)
-            step = Fraction(float(step) * math.exp(-max(excess, 1e-12) / SLOPE) * (1 - RECAL_MARGIN)).limit_denominator(
-                10**12
-            )
-        step = _refine_step(current, points, worst, step, r, hi, hi_r, wide)
+            counts = (len(pair_list), rounds, jobs, jobs_bad)
+            return _result(passed, current, points, pair_list, deltas, (worst, wk), counts, factor, t0, screened)
+        step = _recalibration_step(current, points, worst, w_up / dk[wk])
         factor *= step
         current = current.scaled(step)
+
+
+def _screen(current: Allocation, pair_list, label: str, say):
+    """Plan every pair's engine before the round (:func:`optimizer.exactness.screen_pairs`) and say which
+    will not be exact."""
+    from .exactness import screen_pairs
+
+    screened = screen_pairs(current, pairs=pair_list)
+    for line in screened.lines(label):
+        say(line)
+    return screened
+
+
+def _result(passed, current, points, pair_list, deltas, worst_at, counts, factor, t0, screened) -> Confirmation:
+    """The :class:`Confirmation` of the last round: ``worst_at`` = (worst pair, its point's index),
+    ``counts`` = (pairs, rounds, pair jobs, jobs whose tolerance was not met)."""
+    from .pairs import worst_pair_rule
+
+    (worst, wk), (n_pairs, rounds, jobs, jobs_bad) = worst_at, counts
+    verdict = worst_pair_rule({p: v[wk] for p, v in deltas.items()})
+    return Confirmation(
+        passed,
+        current,
+        worst,
+        deltas[worst][wk],
+        n_pairs,
+        rounds,
+        factor,
+        time.perf_counter() - t0,
+        {p: v[wk] for p, v in deltas.items()},
+        sorted(_candidates(pair_list, deltas, points, worst, wk)) if passed else [],
+        points[wk],
+        deltas,
+        tuple(points),
+        worst_certain=verdict.certain,
+        tied_pairs=list(verdict.tied),
+        release_delta=(_lower_fraction(verdict), _upper_fraction(verdict)),
+        screen=screened,
+        not_exact_pairs=_not_met(deltas),
+        jobs=jobs,
+        jobs_not_exact=jobs_bad,
+    )
+
+
+def _runners(single: bool, pairs_runner, verify_runner, cache_dir, workers, progress, what: str):
+    """``make(scheduler, computed_now) -> (runner, verify)`` of :func:`confirm`: the pair runner (the
+    caller's, or the cached pool/Dask runner, which adds the pairs it computed to ``computed_now``) and
+    the runner that recomputes the worst pairs from scratch."""
+
+    def make(scheduler, computed_now: set):
+        if pairs_runner is not None:
+            runner = _one_point(pairs_runner) if single else pairs_runner
+        else:
+            runner = _default_runner(cache_dir, workers, progress, f"confirming {what}: pair", scheduler, computed_now)
+        if verify_runner is not None:
+            verify = _one_point(verify_runner) if single else verify_runner
+        elif pairs_runner is None:
+            verify = _fresh_runner(workers, progress, f"re-checking {what} from scratch: pair", scheduler)
+        else:
+            verify = _fresh_points
+        return runner, verify
+
+    return make
+
+
+def _pair_list(alloc: Allocation, pairs: Sequence[tuple[int, int]] | None) -> list[tuple[int, int]]:
+    """The pairs to check: all i ≤ j of ``alloc``'s paths, or ``pairs`` (each ordered i ≤ j)."""
+    from .pairs import pairs as all_pairs
+
+    if pairs is None:
+        return [(a.index, b.index) for a, b in all_pairs(paths_of(alloc))]
+    return [(min(int(i), int(j)), max(int(i), int(j))) for i, j in pairs]
+
+
+def _recalibration_step(current: Allocation, points, worst: tuple[int, int], ratio: Fraction) -> Fraction:
+    """The uniform factor (< 1) that brings the worst (pair, point), ``ratio`` above its δ, back within
+    every point: Newton steps in log c on that pair until it holds, then :func:`_refine_step` upwards."""
+    excess = math.log(ratio)
+    step = Fraction(math.exp(-excess / SLOPE) * (1 - RECAL_MARGIN)).limit_denominator(10**12)
+    hi, hi_r = Fraction(1), Fraction(ratio)  # a failing factor and its ratio
+    while True:
+        r, wide = _worst_ratio_at(current.scaled(step), points, worst)
+        if r <= 1:
+            break
+        hi, hi_r = step, r
+        excess = math.log(r)
+        step = Fraction(float(step) * math.exp(-max(excess, 1e-12) / SLOPE) * (1 - RECAL_MARGIN)).limit_denominator(
+            10**12
+        )
+    return _refine_step(current, points, worst, step, r, hi, hi_r, wide)
 
 
 def _decimal_pair(interval) -> list[str] | None:

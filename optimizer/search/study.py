@@ -297,23 +297,78 @@ def _reallocate(
     Returns:
         :class:`SearchResult` with the best shape re-calibrated with the final tolerances.
     """
-    import optuna
-
     if n_trials < 0:
         raise ValueError(f"reallocate: n_trials must be >= 0, got {n_trials}")
-    t_start = time.perf_counter()
-    say = log or (lambda msg: print(msg, file=sys.stderr, flush=True))
+    t_start, say = time.perf_counter(), log or (lambda msg: print(msg, file=sys.stderr, flush=True))
     w = _weights(alloc, weights)
     base_obj = objective(alloc, w)
-    if uniform_c is None:
-        uniform_c = calibrate_shape(alloc, target, hint=1.1, final=False).c
-    if zcdp_shape is None:
-        zcdp_shape = zcdp_optimum(alloc, w)
+    uniform_c = uniform_c if uniform_c is not None else calibrate_shape(alloc, target, hint=1.1, final=False).c
     # the search is centred on the zCDP-optimum shape (the best the zCDP world can do); trials
     # explore log-multipliers around it, and the Bureau's shape is enqueued as a second seed
-    center = zcdp_shape
+    center, bound = (zcdp_shape if zcdp_shape is not None else zcdp_optimum(alloc, w)), float(bound)
+    study, name, chash, distributions = _open_study(
+        alloc, target, w, center, storage, scenario, seed, bound, exclusive, study_extra, say
+    )
+    slope, hint_total, t_trials, evals = 30.0, float(uniform_c), time.perf_counter(), 0
+    base_val = score(alloc) if score is not None else base_obj
+    for _k in range(n_trials):
+        t0 = time.perf_counter()
+        trial = study.ask(distributions)
+        value, c, n_eval = _run_trial(trial, center, alloc, target, w, hint_total, slope, score, violation)
+        evals += n_eval
+        study.tell(trial, value)
+        if progress:
+            say(_trial_line(trial.number, value, study.best_value, base_val, c, n_eval, time.perf_counter() - t0))
+    timing = (t_start, time.perf_counter() - t_trials, evals, n_trials, hint_total, slope)
+    return _best_result(study, name, chash, center, alloc, target, w, base_obj, bound, watch, timing)
+
+
+def _best_result(study, name, chash, center, alloc, target, w, base_obj, bound, watch, timing) -> SearchResult:
+    """The study's best shape re-calibrated with the final tolerances (and the ``watch`` pairs), as a
+    :class:`SearchResult`; ``timing`` = (start, seconds of the trials, δ evaluations, trials run,
+    hint of the factor, slope)."""
+    import optuna
+
+    t_start, t_trials, evals, n_trials, hint_total, slope = timing
+    best = study.best_trial
+    best_shape = _shape_from_params(center, best.params)
+    hint = float(Fraction(best.user_attrs["c"])) if "c" in best.user_attrs else hint_total
+    cal = calibrate_shape(best_shape, target, hint=hint, slope=slope, final=True, watch=watch)
+    final = Allocation(
+        cal.allocation.levels,
+        alloc.name,
+        _note(alloc.provenance, f"optuna study {name}, trial {best.number}; calibrated x {cal.c}"),
+        alloc.run_type,
+    )
+    n_done = len([t for t in study.trials if t.state == optuna.trial.TrialState.COMPLETE])
+    return SearchResult(
+        allocation=final,
+        c=cal.c,
+        delta=cal.delta,
+        objective=objective(final, w),
+        baseline_objective=base_obj,
+        study_name=name,
+        n_trials_total=n_done,
+        n_trials_run=n_trials,
+        best_trial=best.number,
+        best_params=dict(best.params),
+        config_hash=chash,
+        seconds=time.perf_counter() - t_start,
+        trials_per_minute=(60.0 * n_trials / t_trials) if n_trials and t_trials > 0 else float("nan"),
+        seconds_per_trial=(t_trials / n_trials) if n_trials else float("nan"),
+        evaluations_per_trial=(evals / n_trials) if n_trials else float("nan"),
+        bound=bound,
+        info={"best_seed_shape": best.user_attrs.get("seed_shape")},
+    )
+
+
+def _open_study(alloc, target, w, center, storage, scenario, seed, bound: float, exclusive, study_extra, say):
+    """The Optuna study of this search (created, or resumed with a sampler seeded for the resume; trials
+    an interrupted run left RUNNING failed and their seed shapes queued again; a new study seeded with
+    the zCDP-optimum and the baseline shapes): ``(study, name, config hash, distributions)``."""
+    import optuna
+
     seed_params = _shape_params(center, alloc)
-    bound = float(bound)
     chash = config_hash(
         alloc,
         target,
@@ -375,72 +430,38 @@ def _reallocate(
             {n: min(max(seed_params[n], -bound), bound) for n in distributions},
             user_attrs={"seed_shape": "baseline (clipped to the bounds)"},
         )
-    slope = 30.0
-    base_val = score(alloc) if score is not None else base_obj
-    hint_total = float(uniform_c)
-    evals = 0
-    t_trials = time.perf_counter()
-    for _k in range(n_trials):
-        t0 = time.perf_counter()
-        trial = study.ask(distributions)
-        shape = _shape_from_params(center, trial.params)
-        ratio = float(alloc.total_rho / shape.total_rho)
-        rhos = _full_path_rho(shape)
-        c, d, n_eval = _calibrate_rhos(
-            rhos, target, hint=hint_total * ratio, slope=slope, xtol=XTOL_SEARCH, tol=TOL_SEARCH, rtol=RTOL_SEARCH
-        )
-        evals += n_eval
-        if score is None:
-            value = math.fsum(w[(g, q)] / float(r * c) for (g, q, r) in shape.items())
-        else:
-            calibrated = shape.scaled(c)
-            value = score(calibrated)
-            excess = violation(calibrated) if violation is not None else 0.0
-            if excess > 0:
-                value *= 1 + 1000 * excess
-                trial.set_user_attr("violation", excess)
-        trial.set_user_attr("c", str(c))
-        trial.set_user_attr("delta_upper", outward(d.upper, +1, 20))
-        trial.set_user_attr("evaluations", n_eval)
-        study.tell(trial, value)
-        if progress:
-            best_value = study.best_value
-            say(
-                f"trial {trial.number:4d}: objective drop {100 * (1 - value / base_val):9.5f}%  "
-                f"(best {100 * (1 - best_value / base_val):9.5f}%)  c={float(c):.10f}  {n_eval} δ evals  "
-                f"{time.perf_counter() - t0:6.2f} s"
-            )
-    t_trials = time.perf_counter() - t_trials
-    best = study.best_trial
-    best_shape = _shape_from_params(center, best.params)
-    hint = float(Fraction(best.user_attrs["c"])) if "c" in best.user_attrs else hint_total
-    cal = calibrate_shape(best_shape, target, hint=hint, slope=slope, final=True, watch=watch)
-    final = Allocation(
-        cal.allocation.levels,
-        alloc.name,
-        _note(alloc.provenance, f"optuna study {name}, trial {best.number}; calibrated x {cal.c}"),
-        alloc.run_type,
+    return study, name, chash, distributions
+
+
+def _trial_line(number: int, value: float, best: float, base: float, c, n_eval: int, seconds: float) -> str:
+    return (
+        f"trial {number:4d}: objective drop {100 * (1 - value / base):9.5f}%  "
+        f"(best {100 * (1 - best / base):9.5f}%)  c={float(c):.10f}  {n_eval} δ evals  {seconds:6.2f} s"
     )
-    n_done = len([t for t in study.trials if t.state == optuna.trial.TrialState.COMPLETE])
-    return SearchResult(
-        allocation=final,
-        c=cal.c,
-        delta=cal.delta,
-        objective=objective(final, w),
-        baseline_objective=base_obj,
-        study_name=name,
-        n_trials_total=n_done,
-        n_trials_run=n_trials,
-        best_trial=best.number,
-        best_params=dict(best.params),
-        config_hash=chash,
-        seconds=time.perf_counter() - t_start,
-        trials_per_minute=(60.0 * n_trials / t_trials) if n_trials and t_trials > 0 else float("nan"),
-        seconds_per_trial=(t_trials / n_trials) if n_trials else float("nan"),
-        evaluations_per_trial=(evals / n_trials) if n_trials else float("nan"),
-        bound=bound,
-        info={"best_seed_shape": best.user_attrs.get("seed_shape")},
+
+
+def _run_trial(trial, center, alloc, target, w, hint_total: float, slope: float, score, violation):
+    """One trial: its shape calibrated on the proxy (search tolerances) and scored (× 1 + 1000·violation
+    when ``violation`` says a constraint fails); ``(value, c, δ evaluations)``, recorded on the trial."""
+    shape = _shape_from_params(center, trial.params)
+    ratio = float(alloc.total_rho / shape.total_rho)
+    rhos = _full_path_rho(shape)
+    c, d, n_eval = _calibrate_rhos(
+        rhos, target, hint=hint_total * ratio, slope=slope, xtol=XTOL_SEARCH, tol=TOL_SEARCH, rtol=RTOL_SEARCH
     )
+    if score is None:
+        value = math.fsum(w[(g, q)] / float(r * c) for (g, q, r) in shape.items())
+    else:
+        calibrated = shape.scaled(c)
+        value = score(calibrated)
+        excess = violation(calibrated) if violation is not None else 0.0
+        if excess > 0:
+            value *= 1 + 1000 * excess
+            trial.set_user_attr("violation", excess)
+    trial.set_user_attr("c", str(c))
+    trial.set_user_attr("delta_upper", outward(d.upper, +1, 20))
+    trial.set_user_attr("evaluations", n_eval)
+    return value, c, n_eval
 
 
 reallocate.__doc__ = _reallocate.__doc__

@@ -151,7 +151,7 @@ def watch_builder(shape: Allocation, watch: Sequence[Pair]) -> Callable[[Sequenc
 #: evaluations of :func:`keep_watched` (one proxy calibration and one evaluation of the watched pairs each)
 KEEP_ROUNDS = 6
 #: :func:`keep_watched` stops once the largest watched δ is within this relative distance below the promise
-KEEP_TOL = 1e-3
+KEEP_TOL = 1e-4
 
 
 def watched_uppers(alloc: Allocation, target: Target, watch: Sequence[Pair]) -> dict[Pair, Fraction]:
