@@ -388,7 +388,28 @@ def pair_specs(
 # ====================================================================== aggregation
 @dataclass
 class ReleaseProfile:
-    """Result of :func:`release_profile` (``summary`` is JSON-ready)."""
+    """Result of :func:`release_profile` (``summary`` is JSON-ready).
+
+    ``summary`` has ``n_pairs``, ``worst_pair``, ``worst_delta``,
+    ``worst_delta_error``, ``certain``, ``candidates``, ``main_pair_delta``,
+    ``zcdp_claim_delta``, ``note`` (first ε) and a ``grid`` list with the same per ε;
+    ``tolerance_met`` (every pair met ``tol``/``rtol`` at every ε, and ``tradeoff_tol``),
+    ``n_tolerance_misses`` and ``tolerance_misses`` (the first :data:`MAX_LISTED_MISSES`
+    (pair, ε) misses with their error), per ε ``tolerance_met`` / ``n_tolerance_misses``;
+    with ``tradeoff`` also ``tradeoff_tolerance_met`` / ``tradeoff_tolerance_misses`` (pairs;
+    ``tradeoff_tolerance_unknown``: pairs cached before the flag existed).
+    Printed bounds are outward (``worst_delta_lower`` down, ``worst_delta_upper`` and
+    ``worst_delta_error`` up).  ``worst_pair_certain`` (= ``certain``: the worst pair's lower
+    bound ≥ every other pair's upper bound), ``worst_pairs_tied`` (the pairs tied within their
+    bounds; only the worst pair when certain) and ``release_delta_interval`` ([max lower, max
+    upper]) are given per ε and for the first; ``exactness_screen`` / ``pairs_not_exact_planned``
+    are the screen's, ``pairs_not_exact`` the pairs with a tolerance miss.
+    ``worst_pairs_fresh`` says every candidate for the worst pair was computed by this run or
+    recomputed without the cache, ``worst_pairs_recomputed``
+    lists the cached pairs recomputed, ``cache_disagreements`` the (pair, ε) whose cached
+    interval a fresh computation contradicted (the fresh result is used; a
+    :class:`CacheDisagreementWarning` names the cache file).
+    """
 
     summary: dict
     results: dict[tuple[int, int], dict]
@@ -587,91 +608,19 @@ def release_profile(
             say which pairs will not be exact and why (through ``log``, default stderr).
 
     Returns:
-        :class:`ReleaseProfile`; ``summary`` has ``n_pairs``, ``worst_pair``, ``worst_delta``,
-        ``worst_delta_error``, ``certain``, ``candidates``, ``main_pair_delta``,
-        ``zcdp_claim_delta``, ``note`` (first ε) and a ``grid`` list with the same per ε;
-        ``tolerance_met`` (every pair met ``tol``/``rtol`` at every ε, and ``tradeoff_tol``),
-        ``n_tolerance_misses`` and ``tolerance_misses`` (the first :data:`MAX_LISTED_MISSES`
-        (pair, ε) misses with their error), per ε ``tolerance_met`` / ``n_tolerance_misses``;
-        with ``tradeoff`` also ``tradeoff_tolerance_met`` / ``tradeoff_tolerance_misses`` (pairs;
-        ``tradeoff_tolerance_unknown``: pairs cached before the flag existed).
-        Printed bounds are outward (``worst_delta_lower`` down, ``worst_delta_upper`` and
-        ``worst_delta_error`` up).  ``worst_pair_certain`` (= ``certain``: the worst pair's lower
-        bound ≥ every other pair's upper bound), ``worst_pairs_tied`` (the pairs tied within their
-        bounds; only the worst pair when certain) and ``release_delta_interval`` ([max lower, max
-        upper]) are given per ε and for the first; ``exactness_screen`` / ``pairs_not_exact_planned``
-        are the screen's, ``pairs_not_exact`` the pairs with a tolerance miss.
-        ``worst_pairs_fresh`` says every candidate for the worst pair was computed by this run or
-        recomputed without the cache, ``worst_pairs_recomputed``
-        lists the cached pairs recomputed, ``cache_disagreements`` the (pair, ε) whose cached
-        interval a fresh computation contradicted (the fresh result is used; a
-        :class:`CacheDisagreementWarning` names the cache file).
+        :class:`ReleaseProfile` (its ``summary`` keys are listed there).
     """
     import mpmath
 
-    from accountant import zcdp
-
-    from .runner import run_jobs
-
-    name = allocation if isinstance(allocation, str) else allocation.name
-    alloc = load_builtin(allocation) if isinstance(allocation, str) else allocation
-    if patterns is None:
-        patterns, default_note = release_patterns(name, alloc)
-        note = note or default_note
-    note = note or "patterns given by the caller"
-    paths = paths_from_allocation(alloc, patterns)
+    name, alloc, paths, note, eps, delta_zcdp = _release_inputs(allocation, patterns, note, eps, delta_zcdp)
     rho_total = alloc.total_rho
-    if eps is None:
-        delta_zcdp = list(DEFAULT_DELTA_ZCDP)
-        eps = eps_from_delta_zcdp(rho_total, delta_zcdp)
-    eps = [str(e).strip() for e in eps]
-    if not eps:
-        raise ValueError("release_profile: empty ε grid")
-    specs = pair_specs(
-        paths,
-        eps,
-        tol=tol,
-        rtol=rtol,
-        tradeoff_n=tradeoff_n if tradeoff else 0,
-        tradeoff_tol=tradeoff_tol,
-        only=only_pairs,
+    specs, screened = _planned_specs(
+        paths, eps, name, (tol, rtol, tradeoff_n if tradeoff else 0, tradeoff_tol), only_pairs, limit_pairs, screen, log
     )
     n_all = len(paths) * (len(paths) + 1) // 2
-    if limit_pairs is not None:
-        if limit_pairs < 1:
-            raise ValueError(f"limit_pairs must be >= 1, got {limit_pairs}")
-        specs = specs[:limit_pairs]
-    # Longest-first scheduling: pairs of short paths (few components, e.g. [6, 6]) are by far
-    # the slowest, so submit them first; results are keyed by pair, so order is irrelevant.
-    specs = sorted(specs, key=lambda sp: (len(sp.rho_i) + len(sp.rho_j), sp.pair))
-    screened = None
-    if screen:  # issue 35 item 2: say which pairs will not be exact before any pair job runs
-        from .exactness import screen_paths
-
-        screened = screen_paths(paths, pairs=[sp.pair for sp in specs], name=name)
-        for line in screened.lines():
-            (log or _stderr)(line)
-    t0 = time.perf_counter()
-    computed: set[int] = set()
-    raw = run_jobs(
-        pair_job,
-        specs,
-        cache_dir,
-        workers=workers,
-        scheduler=scheduler,
-        progress=progress,
-        label=f"accounting {name} ({len(eps)} ε{', trade-off curves' if tradeoff else ''}): pair",
-        computed=computed,
-    )
-    results = {tuple(r["pair"]): r for r in raw}
-    fresh_now = {specs[i].pair for i in computed}  # computed by this run: nothing stored to distrust
-    recomputed: list[tuple[int, int]] = []
-    disagreements: list[dict] = []
-    if recheck_worst:
-        recomputed, disagreements = recheck_worst_pairs(
-            specs, results, fresh_now, cache_dir=cache_dir, workers=workers, scheduler=scheduler, progress=progress
-        )
-    seconds = time.perf_counter() - t0
+    label = f"accounting {name} ({len(eps)} ε{', trade-off curves' if tradeoff else ''}): pair"
+    run = _run_pairs(specs, label, cache_dir, workers, scheduler, progress, recheck_worst)
+    results, fresh_now, recomputed, disagreements, seconds = run
 
     # tolerance flags per (pair, ε) and per trade-off curve (recomputed from the strings for
     # results cached before the flags existed)
@@ -686,114 +635,42 @@ def release_profile(
         certs = {k: [_cert(lo, hi) for lo, hi in zip(r["delta_lower"], r["delta_upper"])] for k, r in results.items()}
         wc = worst_case(certs)
         main = results.get(tuple(MAIN_PAIR)) if len(paths) >= max(MAIN_PAIR) else None
-        grid = []
-        rows = []
-        for pos, e in enumerate(eps):
-            w = wc[pos]
-            # the printed enclosure of the maximum: the largest job lower / upper string, copied
-            # exactly (distinct 25-digit strings never tie at 60 digits, so the mpf order is theirs)
-            k_lo = max(w.candidates, key=lambda k: certs[k][pos].lower)
-            lo_s, hi_s = results[k_lo]["delta_lower"][pos], results[w.argmax]["delta_upper"][pos]
-            mid_s = results[w.argmax]["delta"][pos]
-            mid = Fraction(mid_s)
-            misses_here = sorted(k for k in results if not met[k][pos])
-            item = {
-                "eps": e,
-                "worst_pair": list(w.argmax),
-                "worst_delta": mid_s,
-                "worst_delta_lower": lo_s,
-                "worst_delta_upper": hi_s,
-                # max distance from the printed midpoint to the printed ends, rounded up
-                "worst_delta_error": format_error_up(max(Fraction(hi_s) - mid, mid - Fraction(lo_s))),
-                "certain": bool(w.certain),
-                "candidates": [list(c) for c in w.candidates],
-                # issue 35 item 4: the worst pair is named only when certain; else the pairs tied within
-                # their bounds, and the release's δ as the interval [max lower, max upper]
-                "worst_pair_certain": bool(w.certain),
-                "worst_pairs_tied": [list(w.argmax)] if w.certain else [list(c) for c in w.candidates],
-                "release_delta_interval": [lo_s, hi_s],
-                "main_pair_delta": main["delta"][pos] if main else None,
-                "zcdp_claim_delta": mpmath.nstr(zcdp.delta_bun_steinke(rho_total, e), RESULT_DIGITS),
-                "zcdp_claim_delta_cks": mpmath.nstr(zcdp.delta_cks(rho_total, e), RESULT_DIGITS),
-                "tolerance_met": not misses_here,
-                "n_tolerance_misses": len(misses_here),
-            }
-            if delta_zcdp is not None:
-                item["delta_zcdp"] = str(delta_zcdp[pos])
-            if main:
-                wv = mpmath.mpf(item["worst_delta"])
-                item["main_over_worst"] = mpmath.nstr(mpmath.mpf(main["delta"][pos]) / wv, 12) if wv else None
-            grid.append(item)
-        misses = []
-        for k in sorted(results):
-            r = results[k]
-            for pos, e in enumerate(eps):
-                rows.append(
-                    {
-                        "pair_i": k[0],
-                        "pair_j": k[1],
-                        "eps": e,
-                        "delta": r["delta"][pos],
-                        "delta_lower": r["delta_lower"][pos],
-                        "delta_upper": r["delta_upper"][pos],
-                        "tolerance_met": "true" if met[k][pos] else "false",
-                    }
-                )
-                if not met[k][pos]:
-                    misses.append(
-                        {"pair": list(k), "eps": e, "delta": r["delta"][pos], "delta_error": r["delta_error"][pos]}
-                    )
-        envelope = None
-        if tradeoff:
-            curves = []
-            for r in results.values():
-                t = r["tradeoff"]
-                # safe vertices (α.lower, β.lower) clipped at 0, plus (1, 0), exactly
-                curves.append(
-                    [
-                        (a if not a.startswith("-") else "0", b if not b.startswith("-") else "0")
-                        for a, b in zip(t["alpha_lower"], t["beta_lower"])
-                    ]
-                    + [("1", "0")]
-                )
-            env = lower_convex_envelope_decimal(curves)
-            envelope = [(_dec(x), _dec(y)) for x, y in env]
+        grid = [
+            _grid_item(pos, e, wc[pos], certs, results, met, main, rho_total, delta_zcdp) for pos, e in enumerate(eps)
+        ]
+        rows, misses = _pair_rows(results, eps, met)
+        envelope = _envelope(results) if tradeoff else None
 
-    first = grid[0]
-    fresh_pairs = fresh_now | set(recomputed)
-    summary = {
+    counts = (len(paths), n_all, seconds)
+    run = (results, met, t_met, misses, fresh_now, recomputed, disagreements, screened, main)
+    summary = _profile_summary(name, alloc, note, grid, counts, run, (tol, rtol, tradeoff, tradeoff_tol), envelope)
+    return ReleaseProfile(summary=summary, results=results, rows=rows, envelope=envelope)
+
+
+def _profile_summary(name, alloc, note, grid, counts, run, tols, envelope) -> dict[str, Any]:
+    """:attr:`ReleaseProfile.summary` (see :func:`release_profile`): ``counts`` = (paths, all pairs,
+    seconds), ``run`` = (results, δ flags, trade-off flags, misses, pairs computed now, recomputed,
+    disagreements, exactness screen, main pair's result), ``tols`` = (tol, rtol, tradeoff, tradeoff_tol)."""
+    n_paths, n_all, seconds = counts
+    results, met, t_met, misses, fresh_now, recomputed, disagreements, screened, main = run
+    tol, rtol, tradeoff, tradeoff_tol = tols
+    rho_total = alloc.total_rho
+    summary: dict[str, Any] = {
         "allocation": name,
         "profile_inputs": profile_inputs(alloc, tol=tol, rtol=rtol),
         "rho": _frac_str(rho_total),
-        "n_paths": len(paths),
+        "n_paths": n_paths,
         "n_pairs": len(results),
         "n_pairs_all": n_all,
         "complete": len(results) == n_all,
         "note": note,
-        "eps": first["eps"],
-        "worst_pair": first["worst_pair"],
-        "worst_delta": first["worst_delta"],
-        "worst_delta_lower": first["worst_delta_lower"],
-        "worst_delta_upper": first["worst_delta_upper"],
-        "worst_delta_error": first["worst_delta_error"],
-        "certain": first["certain"],
-        "candidates": first["candidates"],
-        "worst_pair_certain": first["worst_pair_certain"],
-        "worst_pairs_tied": first["worst_pairs_tied"],
-        "release_delta_interval": first["release_delta_interval"],
+        **_first_point(grid[0]),
         "exactness_screen": None if screened is None else screened.as_dict(),
         "pairs_not_exact_planned": None if screened is None else len(screened.not_exact),
         "pairs_not_exact": sum(1 for v in met.values() if not all(v)),
         "main_pair": list(MAIN_PAIR) if main else None,
-        "main_pair_delta": first["main_pair_delta"],
-        "zcdp_claim_delta": first["zcdp_claim_delta"],
-        "zcdp_claim_delta_cks": first["zcdp_claim_delta_cks"],
-        "seconds": round(seconds, 3),
-        "job_seconds_total": round(sum(float(r.get("seconds", 0)) for r in results.values()), 3),
-        "slowest_pairs": [
-            [list(k), round(float(r["seconds"]), 3)]
-            for k, r in sorted(results.items(), key=lambda kv: -float(kv[1].get("seconds", 0)))[:5]
-        ],
+        **_first_point(grid[0], _FIRST_POINT_CLAIMS),
+        **_timing(results, seconds),
         "tol": tol,
         "rtol": rtol,
         "tradeoff": bool(tradeoff),
@@ -803,25 +680,215 @@ def release_profile(
         "grid": grid,
         # every pair that may be the worst at some ε was computed by this run or recomputed
         # without the cache (recheck_worst_pairs): no stored number alone decides the worst case
-        "worst_pairs_fresh": all(tuple(c) in fresh_pairs for g in grid for c in g["candidates"]),
+        "worst_pairs_fresh": all(tuple(c) in fresh_now | set(recomputed) for g in grid for c in g["candidates"]),
         "worst_pairs_recomputed": [list(p) for p in recomputed],
         "cache_disagreements": disagreements,
     }
     if tradeoff:
-        summary["tradeoff_tol"] = tradeoff_tol
-        summary["tradeoff_tolerance_met"] = all(v is not False for v in t_met.values())
-        summary["tradeoff_tolerance_misses"] = sorted(list(k) for k, v in t_met.items() if v is False)
-        unknown = sorted(list(k) for k, v in t_met.items() if v is None)
-        if unknown:  # cached before the flag existed
-            summary["tradeoff_tolerance_unknown"] = unknown
+        summary.update(_tradeoff_keys(t_met, tradeoff_tol, envelope))
+    return summary
+
+
+def _release_inputs(allocation, patterns, note, eps, delta_zcdp):
+    """``(name, allocation, paths, note, ε grid, δ_zCDP)`` of :func:`release_profile`'s arguments: the
+    built-in allocation of a name, the default patterns (and their note) and the default ε grid."""
+    name = allocation if isinstance(allocation, str) else allocation.name
+    alloc = load_builtin(allocation) if isinstance(allocation, str) else allocation
+    if patterns is None:
+        patterns, default_note = release_patterns(name, alloc)
+        note = note or default_note
+    note = note or "patterns given by the caller"
+    if eps is None:
+        delta_zcdp = list(DEFAULT_DELTA_ZCDP)
+        eps = eps_from_delta_zcdp(alloc.total_rho, delta_zcdp)
+    eps = [str(e).strip() for e in eps]
+    if not eps:
+        raise ValueError("release_profile: empty ε grid")
+    return name, alloc, paths_from_allocation(alloc, patterns), note, eps, delta_zcdp
+
+
+def _planned_specs(paths, eps, name, tols, only_pairs, limit_pairs, screen: bool, log):
+    """The pair jobs, longest first (pairs of short paths, e.g. [6, 6], are by far the slowest;
+    results are keyed by pair), and — before any runs — the exactness screen, said through ``log``
+    (issue 35 item 2): ``(specs, screen or None)``.  ``tols`` = (tol, rtol, tradeoff_n, tradeoff_tol)."""
+    tol, rtol, tradeoff_n, tradeoff_tol = tols
+    specs = pair_specs(
+        paths, eps, tol=tol, rtol=rtol, tradeoff_n=tradeoff_n, tradeoff_tol=tradeoff_tol, only=only_pairs
+    )
+    if limit_pairs is not None:
+        if limit_pairs < 1:
+            raise ValueError(f"limit_pairs must be >= 1, got {limit_pairs}")
+        specs = specs[:limit_pairs]
+    specs = sorted(specs, key=lambda sp: (len(sp.rho_i) + len(sp.rho_j), sp.pair))
+    screened = None
+    if screen:
+        from .exactness import screen_paths
+
+        screened = screen_paths(paths, pairs=[sp.pair for sp in specs], name=name)
+        for line in screened.lines():
+            (log or _stderr)(line)
+    return specs, screened
+
+
+def _run_pairs(specs, label: str, cache_dir, workers, scheduler, progress, recheck_worst: bool):
+    """Run (or read from the cache) every pair job, then recheck without the cache the pairs that may be
+    the worst: ``(results by pair, pairs computed now, pairs recomputed, disagreements, seconds)``."""
+    from .runner import run_jobs
+
+    t0 = time.perf_counter()
+    computed: set[int] = set()
+    raw = run_jobs(
+        pair_job,
+        specs,
+        cache_dir,
+        workers=workers,
+        scheduler=scheduler,
+        progress=progress,
+        label=label,
+        computed=computed,
+    )
+    results = {tuple(r["pair"]): r for r in raw}
+    fresh_now = {specs[i].pair for i in computed}  # computed by this run: nothing stored to distrust
+    recomputed: list[tuple[int, int]] = []
+    disagreements: list[dict] = []
+    if recheck_worst:
+        recomputed, disagreements = recheck_worst_pairs(
+            specs, results, fresh_now, cache_dir=cache_dir, workers=workers, scheduler=scheduler, progress=progress
+        )
+    return results, fresh_now, recomputed, disagreements, time.perf_counter() - t0
+
+
+def _grid_item(pos: int, e: str, w, certs, results, met, main, rho_total, delta_zcdp) -> dict[str, Any]:
+    """The worst case at the ``pos``-th ε of the grid (``w``: :func:`worst_case`'s at that ε)."""
+    import mpmath
+
+    from accountant import zcdp
+
+    # the printed enclosure of the maximum: the largest job lower / upper string, copied
+    # exactly (distinct 25-digit strings never tie at 60 digits, so the mpf order is theirs)
+    k_lo = max(w.candidates, key=lambda k: certs[k][pos].lower)
+    lo_s, hi_s = results[k_lo]["delta_lower"][pos], results[w.argmax]["delta_upper"][pos]
+    mid_s = results[w.argmax]["delta"][pos]
+    mid = Fraction(mid_s)
+    misses_here = sorted(k for k in results if not met[k][pos])
+    item = {
+        "eps": e,
+        "worst_pair": list(w.argmax),
+        "worst_delta": mid_s,
+        "worst_delta_lower": lo_s,
+        "worst_delta_upper": hi_s,
+        # max distance from the printed midpoint to the printed ends, rounded up
+        "worst_delta_error": format_error_up(max(Fraction(hi_s) - mid, mid - Fraction(lo_s))),
+        "certain": bool(w.certain),
+        "candidates": [list(c) for c in w.candidates],
+        # issue 35 item 4: the worst pair is named only when certain; else the pairs tied within
+        # their bounds, and the release's δ as the interval [max lower, max upper]
+        "worst_pair_certain": bool(w.certain),
+        "worst_pairs_tied": [list(w.argmax)] if w.certain else [list(c) for c in w.candidates],
+        "release_delta_interval": [lo_s, hi_s],
+        "main_pair_delta": main["delta"][pos] if main else None,
+        "zcdp_claim_delta": mpmath.nstr(zcdp.delta_bun_steinke(rho_total, e), RESULT_DIGITS),
+        "zcdp_claim_delta_cks": mpmath.nstr(zcdp.delta_cks(rho_total, e), RESULT_DIGITS),
+        "tolerance_met": not misses_here,
+        "n_tolerance_misses": len(misses_here),
+    }
+    if delta_zcdp is not None:
+        item["delta_zcdp"] = str(delta_zcdp[pos])
+    if main:
+        wv = mpmath.mpf(item["worst_delta"])
+        item["main_over_worst"] = mpmath.nstr(mpmath.mpf(main["delta"][pos]) / wv, 12) if wv else None
+    return item
+
+
+def _pair_rows(results, eps, met) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """One row per (pair, ε) (the ``*_pairs.csv`` table) and the (pair, ε) that missed the tolerance."""
+    rows, misses = [], []
+    for k in sorted(results):
+        r = results[k]
+        for pos, e in enumerate(eps):
+            rows.append(
+                {
+                    "pair_i": k[0],
+                    "pair_j": k[1],
+                    "eps": e,
+                    "delta": r["delta"][pos],
+                    "delta_lower": r["delta_lower"][pos],
+                    "delta_upper": r["delta_upper"][pos],
+                    "tolerance_met": "true" if met[k][pos] else "false",
+                }
+            )
+            if not met[k][pos]:
+                misses.append(
+                    {"pair": list(k), "eps": e, "delta": r["delta"][pos], "delta_error": r["delta_error"][pos]}
+                )
+    return rows, misses
+
+
+def _envelope(results) -> list[tuple[str, str]]:
+    """The lower convex envelope of every pair's safe trade-off vertices (α.lower, β.lower), clipped at 0."""
+    curves = []
+    for r in results.values():
+        t = r["tradeoff"]
+        curves.append(
+            [
+                (a if not a.startswith("-") else "0", b if not b.startswith("-") else "0")
+                for a, b in zip(t["alpha_lower"], t["beta_lower"])
+            ]
+            + [("1", "0")]
+        )
+    return [(_dec(x), _dec(y)) for x, y in lower_convex_envelope_decimal(curves)]
+
+
+_FIRST_POINT_KEYS = (
+    "eps",
+    "worst_pair",
+    "worst_delta",
+    "worst_delta_lower",
+    "worst_delta_upper",
+    "worst_delta_error",
+    "certain",
+    "candidates",
+    "worst_pair_certain",
+    "worst_pairs_tied",
+    "release_delta_interval",
+)
+_FIRST_POINT_CLAIMS = ("main_pair_delta", "zcdp_claim_delta", "zcdp_claim_delta_cks")
+
+
+def _first_point(first: dict[str, Any], keys: tuple[str, ...] = _FIRST_POINT_KEYS) -> dict[str, Any]:
+    """The summary's keys of the first ε (the profile's headline point)."""
+    return {k: first[k] for k in keys}
+
+
+def _timing(results, seconds: float) -> dict[str, Any]:
+    return {
+        "seconds": round(seconds, 3),
+        "job_seconds_total": round(sum(float(r.get("seconds", 0)) for r in results.values()), 3),
+        "slowest_pairs": [
+            [list(k), round(float(r["seconds"]), 3)]
+            for k, r in sorted(results.items(), key=lambda kv: -float(kv[1].get("seconds", 0)))[:5]
+        ],
+    }
+
+
+def _tradeoff_keys(t_met, tradeoff_tol: float, envelope) -> dict[str, Any]:
+    """The summary's trade-off keys: tolerance flags per pair and the envelope."""
+    out: dict[str, Any] = {
+        "tradeoff_tol": tradeoff_tol,
+        "tradeoff_tolerance_met": all(v is not False for v in t_met.values()),
+        "tradeoff_tolerance_misses": sorted(list(k) for k, v in t_met.items() if v is False),
+    }
+    unknown = sorted(list(k) for k, v in t_met.items() if v is None)
+    if unknown:  # cached before the flag existed
+        out["tradeoff_tolerance_unknown"] = unknown
     if envelope is not None:
-        summary["tradeoff_envelope"] = {
+        out["tradeoff_envelope"] = {
             "n_points": len(envelope),
             "alpha": [a for a, _ in envelope],
             "beta": [b for _, b in envelope],
             "note": "lower convex envelope of the pairs' safe vertices (α.lower, β.lower): never overclaims privacy",
         }
-    return ReleaseProfile(summary=summary, results=results, rows=rows, envelope=envelope)
+    return out
 
 
 def _stderr(message: str) -> None:

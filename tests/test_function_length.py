@@ -9,7 +9,6 @@ ROOT = Path(__file__).resolve().parents[1]
 MAX_LINES = 80
 #: (file, function): lines, still to split (issue 33); shrink only
 TO_SPLIT = {
-    ("optimizer/profile.py", "release_profile"): 277,
     ("accountant/tradeoff.py", "tradeoff_at"): 177,
     ("accountant/split.py", "tails_ball"): 175,
     ("optimizer/report/figures.py", "make_figures"): 149,
