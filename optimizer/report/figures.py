@@ -30,7 +30,16 @@ def _figure(w: float, h: float):
 
 
 def make_figures(acc: Accounting, run: RunInputs, pq: list[dict], pg: list[dict]) -> dict[str, bytes]:
+    """Every figure of the report, as PNG bytes by file name (those without data are left out)."""
     figs: dict[str, bytes] = {}
+    _curve_figures(acc, run, figs)
+    _drop_figures(acc, pq, pg, figs)
+    _heatmap_figure(acc, run, figs)
+    return figs
+
+
+def _curve_figures(acc: Accounting, run: RunInputs, figs: dict[str, bytes]) -> None:
+    """The (ε, δ) curves (zCDP claim and exact) and the trade-off curves."""
     sc = acc.scenario
     conv = get_conversion(sc.conversion).label
     # ε–δ curves
@@ -100,6 +109,11 @@ def make_figures(acc: Accounting, run: RunInputs, pq: list[dict], pg: list[dict]
         ax.grid(True, which="major", alpha=0.3)
         ax.legend(fontsize=9)
         figs["fig_tradeoff.png"] = _png(fig)
+
+
+def _drop_figures(acc: Accounting, pq: list[dict], pg: list[dict], figs: dict[str, bytes]) -> None:
+    """The variance removed per geolevel and per query (bars per allocation)."""
+    sc = acc.scenario
     # per-geolevel bars
     series = [
         ("drop_percent_uniform", "uniform", "tab:orange"),
@@ -137,6 +151,11 @@ def make_figures(acc: Accounting, run: RunInputs, pq: list[dict], pg: list[dict]
     ax.grid(True, axis="x", alpha=0.3)
     ax.legend(fontsize=8, loc="lower right")
     figs["fig_query_drop.png"] = _png(fig)
+
+
+def _heatmap_figure(acc: Accounting, run: RunInputs, figs: dict[str, bytes]) -> None:
+    """The certified δ of every pair relative to the promise (issue 35 item 4)."""
+    sc = acc.scenario
     # per-pair heat map: certified δ upper bound relative to the promise (issue 35 item 4)
     pm = _pair_matrix(run, acc.eps_claim, acc)
     if pm is not None:
@@ -177,4 +196,3 @@ def make_figures(acc: Accounting, run: RunInputs, pq: list[dict], pg: list[dict]
             fontsize=10,
         )
         figs["fig_pairs_heatmap.png"] = _png(fig)
-    return figs
