@@ -11,7 +11,6 @@ MAX_LINES = 80
 TO_SPLIT = {
     ("accountant/tradeoff.py", "tradeoff_at"): 177,
     ("accountant/split.py", "tails_ball"): 175,
-    ("optimizer/commands/account.py", "run"): 134,
     ("accountant/dualprod.py", "values"): 131,
     ("scenarios/loader.py", "parse_scenario"): 122,
     ("accountant/composition.py", "_epsilon"): 114,

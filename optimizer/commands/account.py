@@ -132,9 +132,7 @@ def _delta_target(d, tol: float, rtol: float) -> tuple[float | None, float | Non
 
 
 def run(args) -> int:
-    from accountant import Composition, DiscreteGaussian, zcdp
-    from accountant.decimals import decimal_string, exact_fraction, format_error_up, format_interval, mid_decimal
-    from optimizer.profile import certified_tolerance_met, epsilon_tolerance_met, tolerance_target
+    from accountant import Composition, DiscreteGaussian
 
     n = args.digits
     if not (1 <= n <= MAX_DIGITS):
@@ -151,12 +149,50 @@ def run(args) -> int:
     deltas = comp.delta_curve(eps_list, tol=args.tol, rtol=args.rtol) if eps_list else []
     epsilons = [comp.epsilon(d, tol=EPS_TOL) for d in delta_list]
     seconds = time.perf_counter() - t0
-    rho = comp.rho
+    rows, misses = _delta_rows(args, comp.rho, eps_list, deltas)
+    erows = _epsilon_rows(n, comp.rho, delta_list, epsilons, misses)
+    warning = None
+    if misses:
+        shown = "; ".join(misses[:5]) + (f"; and {len(misses) - 5} more" if len(misses) > 5 else "")
+        warning = (
+            f"warning: tolerance not met for {len(misses)} of {len(rows) + len(erows)} results "
+            f"(the intervals are still rigorous, only wider than requested): {shown}"
+        )
+    if args.json:
+        doc = {
+            "n_mechanisms": comp.size,
+            "rho": str(comp.rho),
+            "note": _rho_note(args),
+            "delta": rows,
+            "epsilon": erows,
+            "tolerance_met": not misses,
+            "warnings": [warning] if warning else [],
+            "seconds": round(seconds, 4),
+        }
+        print(json.dumps(doc, indent=2))
+        if warning:
+            print(f"census-plb account: {warning}", file=sys.stderr)
+        return 0
+    _print_tables(args, comp, rows, erows, delta_list)
+    if warning:
+        print(warning)
+    print(f"({seconds:.3f} s)")
+    return 0
 
-    def up(x, k, notation="sci"):
-        return decimal_string(x, k, "up", notation=notation)
 
-    rows, misses = [], []
+def _up(x, k, notation="sci"):
+    from accountant.decimals import decimal_string
+
+    return decimal_string(x, k, "up", notation=notation)
+
+
+def _delta_rows(args, rho, eps_list, deltas) -> tuple[list[dict], list[str]]:
+    """One row per ε (midpoint, error, outward bounds, the zCDP claim, tolerance) and the misses."""
+    from accountant import zcdp
+    from accountant.decimals import format_error_up, format_interval, mid_decimal
+    from optimizer.profile import certified_tolerance_met, tolerance_target
+
+    n, rows, misses = args.digits, [], []
     for e, d in zip(eps_list, deltas):
         tol, rtol = _delta_target(d, args.tol, args.rtol)
         met = certified_tolerance_met(d, args.tol, args.rtol)
@@ -168,7 +204,7 @@ def run(args) -> int:
                 "delta_error": format_error_up(d),
                 "delta_lower": lo,
                 "delta_upper": hi,
-                "delta_zcdp_bun_steinke": up(zcdp.delta_bun_steinke(rho, e), 6),
+                "delta_zcdp_bun_steinke": _up(zcdp.delta_bun_steinke(rho, e), 6),
                 "tolerance_met": met,
                 "tol": tol,
                 "rtol": rtol,
@@ -179,8 +215,17 @@ def run(args) -> int:
             parts = ([] if tol is None else [f"tol {tol:g}"]) + ([] if rtol is None else [f"rtol {rtol:g}·|delta|"])
             misses.append(
                 f"delta at eps = {e}: error {format_error_up(d)}"
-                + ("" if target is None else f" > target {up(target, 3)} = min({', '.join(parts)})")
+                + ("" if target is None else f" > target {_up(target, 3)} = min({', '.join(parts)})")
             )
+    return rows, misses
+
+
+def _epsilon_rows(n: int, rho, delta_list, epsilons, misses: list[str]) -> list[dict]:
+    """One row per δ (safe ε rounded up, its lower end, the zCDP claims, tolerance); misses appended."""
+    from accountant import zcdp
+    from accountant.decimals import decimal_string, exact_fraction, format_error_up
+    from optimizer.profile import epsilon_tolerance_met
+
     erows = []
     for dl, r in zip(delta_list, epsilons):
         met = epsilon_tolerance_met(r, EPS_TOL)
@@ -189,11 +234,11 @@ def run(args) -> int:
         erows.append(
             {
                 "delta": dl,
-                "eps": up(r.value, n, "auto"),  # safe side: certified δ(eps) ≤ delta, rounded up
+                "eps": _up(r.value, n, "auto"),  # safe side: certified δ(eps) ≤ delta, rounded up
                 "eps_lower": None if lower is None else decimal_string(lower, n, "down", notation="auto"),
-                "delta_at_eps_upper": None if at is None else up(at.upper, n),
-                "eps_zcdp_bun_steinke": up(zcdp.epsilon_bun_steinke(rho, dl), n, "auto"),
-                "eps_zcdp_cks": up(zcdp.epsilon_cks(rho, dl), n, "auto"),
+                "delta_at_eps_upper": None if at is None else _up(at.upper, n),
+                "eps_zcdp_bun_steinke": _up(zcdp.epsilon_bun_steinke(rho, dl), n, "auto"),
+                "eps_zcdp_cks": _up(zcdp.epsilon_cks(rho, dl), n, "auto"),
                 "tolerance_met": met,
             }
         )
@@ -203,32 +248,14 @@ def run(args) -> int:
                 f"eps at delta = {dl}: bracket (eps lower, eps] of width {format_error_up(width)} "
                 f"(requested {EPS_TOL:g}·max(1, eps))"
             )
-    warning = None
-    if misses:
-        shown = "; ".join(misses[:5]) + (f"; and {len(misses) - 5} more" if len(misses) > 5 else "")
-        warning = (
-            f"warning: tolerance not met for {len(misses)} of {len(rows) + len(erows)} results "
-            f"(the intervals are still rigorous, only wider than requested): {shown}"
-        )
-    if args.json:
-        print(
-            json.dumps(
-                {
-                    "n_mechanisms": comp.size,
-                    "rho": str(rho),
-                    "note": _rho_note(args),
-                    "delta": rows,
-                    "epsilon": erows,
-                    "tolerance_met": not misses,
-                    "warnings": [warning] if warning else [],
-                    "seconds": round(seconds, 4),
-                },
-                indent=2,
-            )
-        )
-        if warning:
-            print(f"census-plb account: {warning}", file=sys.stderr)
-        return 0
+    return erows
+
+
+def _print_tables(args, comp, rows: list[dict], erows: list[dict], delta_list) -> None:
+    """The text output: the composition, then the δ(ε) and ε(δ) tables."""
+    from accountant import zcdp
+
+    n, rho = args.digits, comp.rho
     print(
         f"composition: {comp.size} discrete Gaussian{'' if comp.size == 1 else 's'} "
         f"({len(comp.groups)} distinct), zCDP rho = {rho}"
@@ -253,15 +280,11 @@ def run(args) -> int:
             f"{'delta':>12}  {'eps (safe side, up)':>{w}}  {'eps lower (down)':>{w}}  {'zCDP BS (up)':>{k + 6}}  "
             f"{'zCDP CKS (up)':>{k + 6}}  tol met"
         )
-        for dl, erow, _res in zip(delta_list, erows, epsilons):
+        for dl, erow in zip(delta_list, erows):
             lower = "—" if erow["eps_lower"] is None else erow["eps_lower"]
-            bs = up(zcdp.epsilon_bun_steinke(rho, dl), k, "auto")
-            cks = up(zcdp.epsilon_cks(rho, dl), k, "auto")
+            bs = _up(zcdp.epsilon_bun_steinke(rho, dl), k, "auto")
+            cks = _up(zcdp.epsilon_cks(rho, dl), k, "auto")
             print(
                 f"{erow['delta']:>12}  {erow['eps']:>{w}}  {lower:>{w}}  {bs:>{k + 6}}  {cks:>{k + 6}}  "
                 f"{'yes' if erow['tolerance_met'] else 'NO'}"
             )
-    if warning:
-        print(warning)
-    print(f"({seconds:.3f} s)")
-    return 0
