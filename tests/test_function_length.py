@@ -15,7 +15,6 @@ TO_SPLIT = {
     ("scenarios/loader.py", "parse_scenario"): 122,
     ("accountant/composition.py", "_epsilon"): 114,
     ("optimizer/runner.py", "run_jobs"): 114,
-    ("optimizer/commands/pairs.py", "run"): 112,
     ("optimizer/profile.py", "recheck_worst_pairs"): 110,
     ("optimizer/allocation.py", "_parse_toml"): 99,
     ("accountant/quadrature.py", "_evaluate_group"): 89,

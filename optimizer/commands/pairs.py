@@ -141,7 +141,7 @@ def _load(spec: str):
 
 
 def run(args) -> int:
-    from optimizer.profile import eps_from_delta_zcdp, release_patterns, release_profile, write_profile
+    from optimizer.profile import release_patterns, release_profile, write_profile
 
     validate(args)
     name, alloc = _load(args.allocation)
@@ -154,27 +154,8 @@ def run(args) -> int:
         args.workers = os.cpu_count() or 1
     if args.workers < 1:
         raise ValueError(f"--workers must be >= 1, got {args.workers}")
-    eps, deltas = _split(args.eps), _split(args.deltas)
-    delta_zcdp = None
-    if deltas:
-        delta_zcdp = deltas
-        eps = eps + eps_from_delta_zcdp(alloc.total_rho, deltas)
-        if _split(args.eps):
-            delta_zcdp = [""] * len(_split(args.eps)) + deltas
-    for e in eps:
-        try:
-            float(e)
-        except ValueError:
-            raise ValueError(f"--eps: cannot parse {e!r} as a decimal number") from None
-    only = None
-    if args.pair:
-        only = []
-        for text in args.pair:
-            try:
-                i, j = (int(x) for x in text.split(","))
-            except ValueError:
-                raise ValueError(f"--pair: expected I,J, got {text!r}") from None
-            only.append((i, j))
+    eps, delta_zcdp = _eps_grid(args, alloc)
+    only = _only_pairs(args)
     patterns, note = release_patterns(name, alloc)
     cache = args.cache or os.path.join("runs", "pairs-cache", name)
     import warnings
@@ -216,6 +197,59 @@ def run(args) -> int:
             if w:
                 print(f"census-plb pairs: {w}", file=sys.stderr)
         return 0
+    _print_grid(name, s)
+    for line in worst_pair_lines(s):
+        print(line)
+    print(exactness_line(s))
+    if "tradeoff_envelope" in s:
+        print(f"trade-off envelope: {s['tradeoff_envelope']['n_points']} vertices")
+    print(fresh_line(s))
+    if cache_warning:
+        print(cache_warning)
+    if warning:
+        print(warning)
+    for _k, v in files.items():
+        print(f"wrote {v}")
+    print(f"({s['seconds']:.2f} s)")
+    return 0
+
+
+def _eps_grid(args, alloc) -> tuple[list[str], list[str] | None]:
+    """The ε grid of --eps and --deltas (ε = ρ + 2√(ρ ln(1/δ)) of each δ_zCDP), checked, and the δ_zCDP
+    each ε came from ("" for a given ε; ``None`` without --deltas)."""
+    from optimizer.profile import eps_from_delta_zcdp
+
+    eps, deltas = _split(args.eps), _split(args.deltas)
+    delta_zcdp = None
+    if deltas:
+        delta_zcdp = deltas
+        eps = eps + eps_from_delta_zcdp(alloc.total_rho, deltas)
+        if _split(args.eps):
+            delta_zcdp = [""] * len(_split(args.eps)) + deltas
+    for e in eps:
+        try:
+            float(e)
+        except ValueError:
+            raise ValueError(f"--eps: cannot parse {e!r} as a decimal number") from None
+    return eps, delta_zcdp
+
+
+def _only_pairs(args) -> list[tuple[int, int]] | None:
+    """The --pair I,J options, parsed (``None``: every pair)."""
+    if not args.pair:
+        return None
+    only = []
+    for text in args.pair:
+        try:
+            i, j = (int(x) for x in text.split(","))
+        except ValueError:
+            raise ValueError(f"--pair: expected I,J, got {text!r}") from None
+        only.append((i, j))
+    return only
+
+
+def _print_grid(name: str, s: dict) -> None:
+    """The text table: per ε the worst pair (named only when certain), max δ, the main pair, the claim."""
     from accountant.decimals import decimal_string
 
     def short(x: str | None, k: int, mode: str = "nearest") -> str:
@@ -238,20 +272,6 @@ def run(args) -> int:
             f"{short(g['zcdp_claim_delta'], 6, 'up'):>15}  "
             f"{'yes' if g['certain'] else 'no (' + str(len(g['candidates'])) + ')':>7}  {tol_met}"
         )
-    for line in worst_pair_lines(s):
-        print(line)
-    print(exactness_line(s))
-    if "tradeoff_envelope" in s:
-        print(f"trade-off envelope: {s['tradeoff_envelope']['n_points']} vertices")
-    print(fresh_line(s))
-    if cache_warning:
-        print(cache_warning)
-    if warning:
-        print(warning)
-    for _k, v in files.items():
-        print(f"wrote {v}")
-    print(f"({s['seconds']:.2f} s)")
-    return 0
 
 
 def worst_pair_lines(s: dict, listed: int = 5) -> list[str]:
