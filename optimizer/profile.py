@@ -293,33 +293,8 @@ def pair_job(spec: PairSpec | dict) -> dict:
     out["delta_tolerance_met"] = [certified_tolerance_met(d, tol, rtol) for d in ds]
     met = all(out["delta_tolerance_met"])
     if tc is not None:
-        t1 = time.perf_counter()
-        # the β tails are (mostly) the α tails of the mirrored thresholds: format each once
-        strings: dict[int, tuple[str, str]] = {}
-
-        def fmt(c) -> tuple[str, str]:
-            got = strings.get(id(c))
-            if got is None:
-                got = strings[id(c)] = (_mid_decimal(c), _outward(c.lower, -1))
-            return got
-
-        fa, fb = [fmt(a) for a in tc.alpha], [fmt(b) for b in tc.beta]
-        # the curve's own flag when it has one (per-vertex checks only to name the misses)
-        curve_flag = getattr(tc, "tolerance_met", None)
-        t_misses = [] if curve_flag else [i for i, ok in enumerate(tradeoff_tolerance_met(tc, ttol)) if not ok]
-        t_met = bool(curve_flag) if curve_flag is not None else not t_misses
-        out["tradeoff"] = {
-            "zeta": [float(z) for z in tc.zeta],
-            "k": [int(k) for k in tc.k],
-            "alpha": [v for v, _ in fa],
-            "alpha_lower": [lo for _, lo in fa],
-            "beta": [v for v, _ in fb],
-            "beta_lower": [lo for _, lo in fb],
-            "seconds": time.perf_counter() - t1,
-            "tolerance_met": t_met,
-            "tolerance_misses": t_misses,  # vertex indices whose α or β interval is wider than tradeoff_tol
-        }
-        met = met and t_met
+        out["tradeoff"] = _tradeoff_record(tc, ttol)
+        met = met and out["tradeoff"]["tolerance_met"]
     out["tolerance_met"] = met
     return out
 
@@ -481,7 +456,7 @@ def recheck_worst_pairs(
     from types import SimpleNamespace
 
     from .confirm import FRESH_POOL_MIN, _verify_worst
-    from .runner import job_id, run_jobs
+    from .runner import run_jobs
 
     if not specs:
         return [], []
@@ -532,6 +507,16 @@ def recheck_worst_pairs(
         if not str(w.message).startswith("confirm: the stored"):
             warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
     results.update(fresh)
+    return sorted(fresh), _disagreements(cached, fresh, eps, by_pair, cache_dir)
+
+
+def _disagreements(cached, fresh, eps, by_pair, cache_dir) -> list[dict]:
+    """Every (pair, ε) whose cached and fresh intervals are disjoint, with the cache file to delete; a
+    :class:`CacheDisagreementWarning` per such pair."""
+    import decimal
+    import warnings
+
+    from .runner import job_id
 
     disagreements = []
     D = decimal.Decimal
@@ -539,12 +524,8 @@ def recheck_worst_pairs(
         old, new = cached[p], fresh[p]
         bad = []
         for k, e in enumerate(eps):
-            lo_c, hi_c, lo_f, hi_f = (
-                old["delta_lower"][k],
-                old["delta_upper"][k],
-                new["delta_lower"][k],
-                new["delta_upper"][k],
-            )
+            lo_c, hi_c = old["delta_lower"][k], old["delta_upper"][k]
+            lo_f, hi_f = new["delta_lower"][k], new["delta_upper"][k]
             if D(hi_c) < D(lo_f) or D(hi_f) < D(lo_c):
                 bad.append({"pair": list(p), "eps": e, "cached": [lo_c, hi_c], "fresh": [lo_f, hi_f]})
         if bad:
@@ -560,9 +541,10 @@ def recheck_worst_pairs(
                     f"{first['fresh'][1]}]); the entry is wrong (edited and resealed, or written by faulty "
                     "code): the fresh value is reported; delete that file"
                 ),
-                stacklevel=3,
+                stacklevel=4,
             )
             disagreements.extend(bad)
+    return disagreements
     return sorted(fresh), disagreements
 
 
@@ -705,6 +687,36 @@ def _release_inputs(allocation, patterns, note, eps, delta_zcdp):
     if not eps:
         raise ValueError("release_profile: empty ε grid")
     return name, alloc, paths_from_allocation(alloc, patterns), note, eps, delta_zcdp
+
+
+def _tradeoff_record(tc, ttol: float) -> dict[str, Any]:
+    """A pair job's ``"tradeoff"`` record: vertices as decimal strings (midpoints, lower bounds rounded
+    down) and whether ``ttol`` was met (with the vertex indices that missed it)."""
+    t1 = time.perf_counter()
+    # the β tails are (mostly) the α tails of the mirrored thresholds: format each once
+    strings: dict[int, tuple[str, str]] = {}
+
+    def fmt(c) -> tuple[str, str]:
+        got = strings.get(id(c))
+        if got is None:
+            got = strings[id(c)] = (_mid_decimal(c), _outward(c.lower, -1))
+        return got
+
+    fa, fb = [fmt(a) for a in tc.alpha], [fmt(b) for b in tc.beta]
+    # the curve's own flag when it has one (per-vertex checks only to name the misses)
+    curve_flag = getattr(tc, "tolerance_met", None)
+    t_misses = [] if curve_flag else [i for i, ok in enumerate(tradeoff_tolerance_met(tc, ttol)) if not ok]
+    return {
+        "zeta": [float(z) for z in tc.zeta],
+        "k": [int(k) for k in tc.k],
+        "alpha": [v for v, _ in fa],
+        "alpha_lower": [lo for _, lo in fa],
+        "beta": [v for v, _ in fb],
+        "beta_lower": [lo for _, lo in fb],
+        "seconds": time.perf_counter() - t1,
+        "tolerance_met": bool(curve_flag) if curve_flag is not None else not t_misses,
+        "tolerance_misses": t_misses,  # vertex indices whose α or β interval is wider than tradeoff_tol
+    }
 
 
 def _planned_specs(paths, eps, name, tols, only_pairs, limit_pairs, screen: bool, log):

@@ -15,11 +15,9 @@ TO_SPLIT = {
     ("scenarios/loader.py", "parse_scenario"): 122,
     ("accountant/composition.py", "_epsilon"): 114,
     ("optimizer/runner.py", "run_jobs"): 114,
-    ("optimizer/profile.py", "recheck_worst_pairs"): 110,
     ("optimizer/allocation.py", "_parse_toml"): 99,
     ("accountant/quadrature.py", "_evaluate_group"): 89,
     ("accountant/composition.py", "_delta_curve"): 87,
-    ("optimizer/profile.py", "pair_job"): 82,
 }
 
 
