@@ -273,22 +273,9 @@ def check_target_delta(delta: Fraction, raw, source: str, line: int | None, key:
         )
 
 
-def parse_scenario(text: str, source: str = "<text>", *, expect_name: str | None = None) -> Scenario:
-    """Validate scenario TOML text (see the module docstring for the schema)."""
-    lines = text.splitlines()
-    try:
-        doc = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        m = re.search(r"line (\d+)", str(exc))
-        raise ScenarioError(source, int(m.group(1)) if m else None, None, f"invalid TOML: {exc}") from None
-    for key in doc:
-        if key not in _TOP_KEYS:
-            raise ScenarioError(
-                source, _line_of(lines, key), key, f"unknown key; allowed keys are {', '.join(_TOP_KEYS)}"
-            )
-    for key in _REQUIRED:
-        if key not in doc:
-            raise ScenarioError(source, None, key, "required key is missing")
+def _name_and_conversion(doc: dict, lines: list[str], source: str, expect_name: str | None) -> tuple[str, str]:
+    """The scenario's name (a folder-safe word, matching the file name when one is expected) and
+    conversion; the string keys must be non-empty strings."""
     for key in ("name", "description", "allocation", "conversion"):
         if key in doc and (not isinstance(doc[key], str) or (key != "description" and not doc[key].strip())):
             raise ScenarioError(source, _line_of(lines, key), key, f"must be a non-empty string, got {doc[key]!r}")
@@ -312,17 +299,11 @@ def parse_scenario(text: str, source: str = "<text>", *, expect_name: str | None
             "conversion",
             f"unknown conversion {doc['conversion']!r}; expected one of {', '.join(CONVERSIONS)}",
         )
-    dline = _line_of(lines, "target_delta")
-    delta = _fraction(doc["target_delta"], source, dline, "target_delta")
-    if not delta < 1:
-        raise ScenarioError(source, dline, "target_delta", f"must be in (0, 1), got {doc['target_delta']!r}")
-    check_target_delta(delta, doc["target_delta"], source, dline, "target_delta")
-    ints = {}
-    for key, lo in (("trials", 1), ("seed", 0)):
-        v = doc[key]
-        if isinstance(v, bool) or not isinstance(v, int) or v < lo:
-            raise ScenarioError(source, _line_of(lines, key), key, f"must be an integer >= {lo}, got {v!r}")
-        ints[key] = v
+    return name, conversion
+
+
+def _objective_and_guard(doc: dict, lines: list[str], source: str) -> tuple[str, bool, Fraction]:
+    """The objective (one of :data:`optimizer.objectives.OBJECTIVES`), the Pareto guard and its floor."""
     from optimizer.objectives import DEFAULT_OBJECTIVE, OBJECTIVES
 
     objective = doc.get("objective", DEFAULT_OBJECTIVE)
@@ -344,7 +325,12 @@ def parse_scenario(text: str, source: str = "<text>", *, expect_name: str | None
         )
     if "pareto_floor_percent" in doc and not pareto:
         raise ScenarioError(source, fline, "pareto_floor_percent", "is given but pareto = false; set pareto = true")
-    target_kind, curve_deltas = _parse_target(doc, lines, source)
+    return objective, pareto, floor
+
+
+def _parse_weights(doc: dict, lines: list[str], source: str) -> dict[str, tuple[tuple[str, Fraction], ...]]:
+    """``[weights]``: ``{"geolevel" | "query": ((name, weight), ...)}``, each weight exact and within
+    [WEIGHT_MIN, WEIGHT_MAX]."""
     weights = doc.get("weights", {})
     if not isinstance(weights, dict):
         raise ScenarioError(source, _line_of(lines, "weights"), "weights", "must be a table")
@@ -375,6 +361,40 @@ def parse_scenario(text: str, source: str = "<text>", *, expect_name: str | None
                 )
             items.append((k, w))
         parsed[wkey] = tuple(sorted(items))
+    return parsed
+
+
+def parse_scenario(text: str, source: str = "<text>", *, expect_name: str | None = None) -> Scenario:
+    """Validate scenario TOML text (see the module docstring for the schema)."""
+    lines = text.splitlines()
+    try:
+        doc = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        m = re.search(r"line (\d+)", str(exc))
+        raise ScenarioError(source, int(m.group(1)) if m else None, None, f"invalid TOML: {exc}") from None
+    for key in doc:
+        if key not in _TOP_KEYS:
+            raise ScenarioError(
+                source, _line_of(lines, key), key, f"unknown key; allowed keys are {', '.join(_TOP_KEYS)}"
+            )
+    for key in _REQUIRED:
+        if key not in doc:
+            raise ScenarioError(source, None, key, "required key is missing")
+    name, conversion = _name_and_conversion(doc, lines, source, expect_name)
+    dline = _line_of(lines, "target_delta")
+    delta = _fraction(doc["target_delta"], source, dline, "target_delta")
+    if not delta < 1:
+        raise ScenarioError(source, dline, "target_delta", f"must be in (0, 1), got {doc['target_delta']!r}")
+    check_target_delta(delta, doc["target_delta"], source, dline, "target_delta")
+    ints = {}
+    for key, lo in (("trials", 1), ("seed", 0)):
+        v = doc[key]
+        if isinstance(v, bool) or not isinstance(v, int) or v < lo:
+            raise ScenarioError(source, _line_of(lines, key), key, f"must be an integer >= {lo}, got {v!r}")
+        ints[key] = v
+    objective, pareto, floor = _objective_and_guard(doc, lines, source)
+    target_kind, curve_deltas = _parse_target(doc, lines, source)
+    parsed = _parse_weights(doc, lines, source)
     return Scenario(
         name=name,
         description=doc.get("description", "").strip(),

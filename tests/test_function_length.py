@@ -12,7 +12,6 @@ TO_SPLIT = {
     ("accountant/tradeoff.py", "tradeoff_at"): 177,
     ("accountant/split.py", "tails_ball"): 175,
     ("accountant/dualprod.py", "values"): 131,
-    ("scenarios/loader.py", "parse_scenario"): 122,
     ("accountant/composition.py", "_epsilon"): 114,
     ("optimizer/runner.py", "run_jobs"): 114,
     ("optimizer/allocation.py", "_parse_toml"): 99,
