@@ -329,6 +329,60 @@ def _timed_call(fn: Callable, spec: Any) -> tuple[Any, float]:
     return result, time.perf_counter() - t0
 
 
+def _job_ids(spec_list: list[Any], fn) -> list[str]:
+    """The job id of each spec (a spec that cannot be canonicalised is named by its position)."""
+    ids = []
+    for i, spec in enumerate(spec_list):
+        try:
+            ids.append(job_id(spec, fn))
+        except ValueError as exc:
+            raise ValueError(f"run_jobs: spec #{i}: {exc}") from None
+    return ids
+
+
+def _cached_results(cache: Path, unique: dict[str, Any], name: str, code: str, rformat) -> dict[str, Any]:
+    """The results already in ``cache`` for these jobs (made by this code, in this format); a warning
+    counts the stale ones, which are recomputed."""
+    results: dict[str, Any] = {}
+    stale = 0
+    for jid in unique:
+        status, value = _read_cached(cache / f"{jid}.json", jid, name, code, rformat)
+        if status == "hit":
+            results[jid] = value
+        stale += status == "stale"
+    if stale:
+        warnings.warn(
+            f"run_jobs: {stale} cached result(s) in {cache} were computed by other code or in an older "
+            f"result format; recomputing them",
+            stacklevel=3,
+        )
+    return results
+
+
+def _store(cache: Path, jid: str, spec: Any, outcome: tuple[Any, float], version: tuple[str, str, Any]) -> Any:
+    """Write one job's result to the cache (atomically, checksummed) and return it decoded as a reader
+    of the cache would see it; ``version`` = (function name, code version, result format)."""
+    result, elapsed = outcome
+    name, code, rformat = version
+    try:
+        encoded = _encode(result, "result")
+    except ValueError as exc:
+        raise JobError(jid, spec, f"returned a value that cannot be cached: {exc}") from None
+    payload = {
+        "format": _FORMAT,
+        "job_id": jid,
+        "fn": name,
+        "spec": _canon(spec, "spec"),
+        "result": encoded,
+        "elapsed_seconds": elapsed,
+        "code_version": code,
+        "result_format": rformat,
+    }
+    payload["checksum"] = _checksum(payload)
+    atomic_write_json(cache / f"{jid}.json", payload)
+    return _decode(encoded)
+
+
 def run_jobs(
     fn: Callable[[Any], Any],
     specs: Iterable[Any],
@@ -372,55 +426,20 @@ def run_jobs(
         raise ValueError(f"run_jobs: workers must be None or an int >= 1, got {workers!r}")
     spec_list = list(specs)
     name = _fn_name(fn)
-    ids = []
-    for i, spec in enumerate(spec_list):
-        try:
-            ids.append(job_id(spec, fn))
-        except ValueError as exc:
-            raise ValueError(f"run_jobs: spec #{i}: {exc}") from None
+    ids = _job_ids(spec_list, fn)
     cache = Path(cache_dir)
     cache.mkdir(parents=True, exist_ok=True)
-
     unique: dict[str, Any] = {}
     for jid, spec in zip(ids, spec_list):
         unique.setdefault(jid, spec)
-    results: dict[str, Any] = {}
     code, rformat = _job_code_version(fn), _result_format(fn)
-    stale = 0
-    for jid in unique:
-        status, value = _read_cached(cache / f"{jid}.json", jid, name, code, rformat)
-        if status == "hit":
-            results[jid] = value
-        stale += status == "stale"
-    if stale:
-        warnings.warn(
-            f"run_jobs: {stale} cached result(s) in {cache} were computed by other code or in an older "
-            f"result format; recomputing them",
-            stacklevel=2,
-        )
+    results = _cached_results(cache, unique, name, code, rformat)
     pending = [jid for jid in unique if jid not in results]
 
     bar = _progress(progress, len(unique), len(results), label or fn.__qualname__)
 
     def finish(jid: str, outcome: tuple[Any, float]) -> None:
-        result, elapsed = outcome
-        try:
-            encoded = _encode(result, "result")
-        except ValueError as exc:
-            raise JobError(jid, unique[jid], f"returned a value that cannot be cached: {exc}") from None
-        payload = {
-            "format": _FORMAT,
-            "job_id": jid,
-            "fn": name,
-            "spec": _canon(unique[jid], "spec"),
-            "result": encoded,
-            "elapsed_seconds": elapsed,
-            "code_version": code,
-            "result_format": rformat,
-        }
-        payload["checksum"] = _checksum(payload)
-        atomic_write_json(cache / f"{jid}.json", payload)
-        results[jid] = _decode(encoded)
+        results[jid] = _store(cache, jid, unique[jid], outcome, (name, code, rformat))
         bar.update(1)
 
     try:
