@@ -821,6 +821,20 @@ def _parse_toml(text: str, source: str, stem: str, run_type: str | None) -> Allo
     levels = doc.get("geolevel")
     if not isinstance(levels, list) or not levels:
         raise AllocationError(source, None, "geolevel", "expected at least one [[geolevel]] table")
+    records, level_totals = _toml_levels(levels, source, loc)
+    alloc = _build(
+        records,
+        source,
+        name=doc.get("name", stem),
+        provenance=doc.get("provenance", f"loaded from {source}"),
+        run_type=run_type,
+    )
+    _check_declared_totals(alloc, doc, level_totals, source, loc)
+    return alloc
+
+
+def _toml_levels(levels: list, source: str, loc) -> tuple[list[_Record], list[tuple[int, str, object]]]:
+    """The ``[[geolevel]]`` tables as query records, each located, and the declared level totals."""
     records: list[_Record] = []
     level_totals: list[tuple[int, str, object]] = []
     first_table: dict[str, int] = {}
@@ -866,13 +880,11 @@ def _parse_toml(text: str, source: str, stem: str, run_type: str | None) -> Allo
             records.append(_Record(gname, q, raw, loc.line(i, q), f"geolevel[{i}].queries.{q!r} ({gname})"))
         if "total_rho" in lv:
             level_totals.append((i, gname, lv["total_rho"]))
-    alloc = _build(
-        records,
-        source,
-        name=doc.get("name", stem),
-        provenance=doc.get("provenance", f"loaded from {source}"),
-        run_type=run_type,
-    )
+    return records, level_totals
+
+
+def _check_declared_totals(alloc: Allocation, doc: dict, level_totals, source: str, loc) -> None:
+    """A declared ``total_rho`` (per level, or of the whole file) must equal the sum of the budgets."""
     for i, gname, raw in level_totals:
         field = f"geolevel[{i}].total_rho ({gname})"
         declared = _parse_rho(raw, source, loc.line(i, "total_rho"), field)
@@ -893,7 +905,6 @@ def _parse_toml(text: str, source: str, stem: str, run_type: str | None) -> Allo
                 "total_rho",
                 f"declared {declared} does not add up: the budgets sum to {alloc.total_rho}",
             )
-    return alloc
 
 
 def _tq(s: str) -> str:

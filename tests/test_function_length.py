@@ -13,7 +13,6 @@ TO_SPLIT = {
     ("accountant/split.py", "tails_ball"): 175,
     ("accountant/dualprod.py", "values"): 131,
     ("accountant/composition.py", "_epsilon"): 114,
-    ("optimizer/allocation.py", "_parse_toml"): 99,
     ("accountant/quadrature.py", "_evaluate_group"): 89,
     ("accountant/composition.py", "_delta_curve"): 87,
 }
