@@ -304,6 +304,36 @@ def engine_plan(
     return plan_engine(tuple(LatticeGroup(m.sigma2, b, c) for (m, c), b in zip(groups, lattice.weights)), config)
 
 
+def _eps_fractions(eps_values) -> tuple[list, list[Fraction]]:
+    """The ε values as given and as exact fractions, each checked to lie in [0, 10^EPS_MAX_DIGITS]."""
+    if isinstance(eps_values, (str, bytes)) or not isinstance(eps_values, Iterable):
+        raise TypeError(f"delta_curve: expected a list of eps values, got {eps_values!r}")
+    eps_list = list(eps_values)
+    fracs = []
+    for i, e in enumerate(eps_list):
+        f = _parse_exact(e, f"eps[{i}]")
+        if not (0 <= f <= EPS_MAX):
+            raise ValueError(f"eps[{i}]: must be in [0, 1e{EPS_MAX_DIGITS}], got {cut(repr(e))}")
+        fracs.append(f)
+    return eps_list, fracs
+
+
+def _delta_from_tails(t1: Certified, t2: Certified, eps: Fraction, need: float, where: str) -> Certified:
+    """δ(ε) = P[Y ≥ k₁] − e^ε·Q-tail enclosed from the two certified tails, outward, clipped to
+    [0, 1]; e^ε is an Arb ball at a precision matched to the target ``need`` (log)."""
+    bits = max(_EXACT_BITS, int(-need / math.log(2)) + 64)
+    with workprec(bits):
+        e = _frac_arb(eps).exp()
+        elo, ehi = _arb_lower(e), _arb_upper(e)
+    lo = down(t1.lower - up(ehi * t2.upper))
+    hi = up(t1.upper - down(elo * t2.lower))
+    if hi < 0:
+        raise ArithmeticError(
+            f"delta: certified upper bound {hi} < 0 at {where} (the tail enclosures are inconsistent)"
+        )
+    return Certified(max(lo, _mpf(0)), min(hi, _mpf(1)))
+
+
 class Composition:
     """A multiset of discrete Gaussian mechanisms (composition is commutative).
 
@@ -544,6 +574,22 @@ class Composition:
         tails = [c.with_target(tradeoff_tol) for c in tails]
         return deltas, self._tradeoff_from(zeta, ks, dict(zip(all_k, tails)), tails[0].diagnostics if tails else None)
 
+    def _tail_requests(self, todo, fracs, tol: float, rtol: float, scale: float):
+        """The thresholds k₁, k₂ of each ε still to compute and the absolute targets of their tails
+        (δ = P[Y ≥ k₁] − e^ε Q[...], each within a quarter of the δ target, × ``scale`` on a retry):
+        ``(ks, targets, [(index, k₁, k₂, log target)])``."""
+        ks, targets, info = [], [], []
+        for i in todo:
+            k1, k2 = self._thresholds(fracs[i])
+            ef = _float(fracs[i])
+            log_d = self._log_delta_gdp(ef)
+            need = min(math.log(tol), math.log(rtol) + log_d) + math.log(scale) - math.log(4)
+            need = max(need, math.log(ABS_TARGET_FLOOR))  # δ-level floor (see ABS_TARGET_FLOOR)
+            ks += [k1, k2]
+            targets += [mpmath.exp(need), mpmath.exp(need - ef)]
+            info.append((i, k1, k2, need))
+        return ks, targets, info
+
     def _delta_curve(
         self,
         eps_values: Iterable,
@@ -560,15 +606,7 @@ class Composition:
         :data:`TAIL_FLOOR`, δ(ε) ∈ [0, that bound] is returned at once (no integration; flagged
         by its relative tolerance)."""
         _check_tol(tol, rtol)
-        if isinstance(eps_values, (str, bytes)) or not isinstance(eps_values, Iterable):
-            raise TypeError(f"delta_curve: expected a list of eps values, got {eps_values!r}")
-        eps_list = list(eps_values)
-        fracs = []
-        for i, e in enumerate(eps_list):
-            f = _parse_exact(e, f"eps[{i}]")
-            if not (0 <= f <= EPS_MAX):
-                raise ValueError(f"eps[{i}]: must be in [0, 1e{EPS_MAX_DIGITS}], got {cut(repr(e))}")
-            fracs.append(f)
+        eps_list, fracs = _eps_fractions(eps_values)
         v = self.v_sg
         batches = _Batches()
         results: list[Certified | None] = [None] * len(fracs)
@@ -588,16 +626,7 @@ class Composition:
         for attempt in range(MAX_REFINEMENTS + 1):
             if not todo:
                 break
-            ks, targets, info = [], [], []
-            for i in todo:
-                k1, k2 = self._thresholds(fracs[i])
-                ef = _float(fracs[i])
-                log_d = self._log_delta_gdp(ef)
-                need = min(math.log(tol), math.log(rtol) + log_d) + math.log(scale) - math.log(4)
-                need = max(need, math.log(ABS_TARGET_FLOOR))  # δ-level floor (see ABS_TARGET_FLOOR)
-                ks += [k1, k2]
-                targets += [mpmath.exp(need), mpmath.exp(need - ef)]
-                info.append((i, k1, k2, need))
+            ks, targets, info = self._tail_requests(todo, fracs, tol, rtol, scale)
             if attempt == 0 and extra_ks:
                 tails, batch_diag = self._engine_tails(
                     ks + list(extra_ks), targets + list(extra_targets), None, batches
@@ -607,19 +636,7 @@ class Composition:
                 tails, batch_diag = self._engine_tails(ks, targets, None, batches)
             still = []
             for n, (i, _k1, _k2, need) in enumerate(info):
-                t1, t2 = tails[2 * n], tails[2 * n + 1]
-                bits = max(_EXACT_BITS, int(-need / math.log(2)) + 64)
-                with workprec(bits):
-                    e = _frac_arb(fracs[i]).exp()
-                    elo, ehi = _arb_lower(e), _arb_upper(e)
-                lo = down(t1.lower - up(ehi * t2.upper))
-                hi = up(t1.upper - down(elo * t2.lower))
-                if hi < 0:
-                    raise ArithmeticError(
-                        f"delta: certified upper bound {hi} < 0 at eps[{i}] = {eps_list[i]!r}"
-                        " (the tail enclosures are inconsistent)"
-                    )
-                d = Certified(max(lo, _mpf(0)), min(hi, _mpf(1)))
+                d = _delta_from_tails(tails[2 * n], tails[2 * n + 1], fracs[i], need, f"eps[{i}] = {eps_list[i]!r}")
                 results[i] = d
                 diag[i] = batch_diag
                 if d.error > min(mpmath.mpf(tol), rtol * d.value):

@@ -55,7 +55,8 @@ def test_optimize_rejects_unknown(tmp_path, capsys):
 def test_full_confirmation(tmp_path, capsys):
     """census-plb optimize end to end on the default scenario: the uniform rescale and the searched
     allocation confirmed on all 946 pairs (the searched allocation's budgets sit on a fine lattice
-    where pairs take the coarse engine: 923 s on 2 cores, so this runs in make test-slow)."""
+    where pairs take the coarse engine; two all-pair sweeps since the pairs are watched, ~65 s on 2
+    cores for the same run in bench.pipeline: kept in make test-slow for make test's 10 minutes)."""
     _check_full_confirmation(tmp_path, capsys, "dhc-persons")
 
 

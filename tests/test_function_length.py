@@ -14,7 +14,6 @@ TO_SPLIT = {
     ("accountant/dualprod.py", "values"): 131,
     ("accountant/composition.py", "_epsilon"): 114,
     ("accountant/quadrature.py", "_evaluate_group"): 89,
-    ("accountant/composition.py", "_delta_curve"): 87,
 }
 
 
