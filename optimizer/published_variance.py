@@ -52,6 +52,8 @@ from fractions import Fraction
 from itertools import pairwise
 from typing import Any, NamedTuple
 
+from accountant.exact import to_fraction
+
 from .allocation import Allocation
 
 __all__ = [
@@ -75,11 +77,12 @@ Key = tuple[str, str]
 
 
 def _exact(value: Any, what: str) -> Fraction:
+    """``value`` as an exact Fraction (:func:`accountant.exact.to_fraction`), errors naming ``what``."""
     if isinstance(value, float):
         raise ValueError(f"{what}: got float {value!r}; floats are not exact, write it as a string like '3143/51'")
     try:
-        return Fraction(value)
-    except (TypeError, ValueError, ZeroDivisionError):
+        return to_fraction(value, name=what)
+    except (TypeError, ValueError):
         raise ValueError(f"{what}: cannot parse {value!r} as an exact rational") from None
 
 

@@ -51,6 +51,7 @@ from pathlib import Path
 from typing import Any
 
 from accountant import zcdp as _zcdp
+from accountant.exact import to_fraction
 from optimizer.located import LocatedError, toml_key_line
 
 __all__ = [
@@ -252,8 +253,8 @@ def _fraction(raw, source: str, line, key: str, *, positive: bool = True) -> Fra
     if isinstance(raw, str) and not _FRACTION_RE.match(raw):
         raise ScenarioError(source, line, key, f"not an exact fraction/decimal string: {raw!r}")
     try:
-        value = Fraction(raw.replace(" ", "")) if isinstance(raw, str) else Fraction(raw)
-    except (ValueError, ZeroDivisionError) as exc:
+        value = to_fraction(raw.replace(" ", "") if isinstance(raw, str) else raw, name=key)
+    except (TypeError, ValueError) as exc:
         raise ScenarioError(source, line, key, f"bad fraction {raw!r}: {exc}") from None
     if positive and value <= 0:
         raise ScenarioError(source, line, key, f"must be > 0, got {raw!r}")

@@ -12,6 +12,7 @@ from typing import Any
 import mpmath
 
 from accountant import zcdp as _zcdp
+from accountant.exact import to_fraction
 from accountant.tolerance import DELTA, SEARCH
 from optimizer.allocation import Allocation
 
@@ -68,11 +69,14 @@ class Target:
 
 
 def _decimal_string(x: Any, name: str, *, exact: bool = False) -> str:
+    """``x`` as an exact decimal or fraction string (parsed by :func:`accountant.exact.to_fraction`, the
+    one exact parser).  With ``exact`` (δ: a promise) a float is refused — its shortest decimal is not
+    its value; otherwise (ε: a question) a float stands for its exact binary value."""
     if isinstance(x, str):
         text = x.strip()
         try:
-            Fraction(text)
-        except (ValueError, ZeroDivisionError):
+            to_fraction(text, name=f"Target: {name}")
+        except (TypeError, ValueError):
             raise ValueError(f"Target: {name} {x!r} is not a decimal or fraction string") from None
         return text
     if isinstance(x, bool):
@@ -80,7 +84,9 @@ def _decimal_string(x: Any, name: str, *, exact: bool = False) -> str:
     if isinstance(x, (int, Fraction)):
         return str(x)
     if isinstance(x, float):
-        return repr(x) if exact else str(Decimal(x))
+        if exact:
+            raise TypeError(f"Target: {name} got float {x!r}; floats are not exact, write it as a string like '1e-10'")
+        return str(Decimal(x))
     if isinstance(x, mpmath.mpf):
         with mpmath.workdps(EPS_DIGITS + 20):
             d = Decimal(mpmath.nstr(x, EPS_DIGITS + 15))

@@ -44,3 +44,21 @@ def test_the_default_accuracies_are_written_once():
                     ):
                         offenders.append(f"{path.relative_to(ROOT)}:{tok.start[0]}: {tok.line.strip()}")
     assert not offenders, "\n".join(offenders)
+
+
+def test_a_promise_is_exact_and_parsed_by_to_fraction():
+    """Issue 33 item 2 (one exact parser): a Target's δ goes through accountant.exact.to_fraction and a
+    float δ is refused (its shortest decimal is not its value); ε may be a float (its exact value)."""
+    from fractions import Fraction as F
+
+    from optimizer.allocation import load_builtin
+    from optimizer.search import Target, target_from_allocation
+
+    with pytest.raises(TypeError, match="floats are not exact"):
+        Target("26.34", 1e-10)
+    with pytest.raises(TypeError, match="floats are not exact"):
+        target_from_allocation(load_builtin("pl94-units"), delta=1e-10)
+    with pytest.raises(ValueError, match="not a decimal or fraction string"):
+        Target("26.34", "1e-100001")  # to_fraction's exponent limit, not a 10^100001 integer
+    t = Target(0.5, "1/3")
+    assert t.epsilon_fraction == F(1, 2) and t.delta_fraction == F(1, 3)
