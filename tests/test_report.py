@@ -390,3 +390,31 @@ def test_comparison_takes_a_published_report_only_for_the_same_inputs(toy, tmp_p
     (work / "toy.toml").write_text(SCENARIO.replace("trials = 2", "trials = 3"))
     (row,) = compare_scenarios([str(work / "toy.toml")], runs_root=work / "no-runs")
     assert row["optimized_source"] in ("", None) and row["confirmed"] in ("", None)
+
+
+def test_comparison_reads_the_published_inputs_from_provenance_json(toy, tmp_path, monkeypatch):
+    """Issue 33 item 3: a report records its inputs in provenance.json (scenario and allocation sha256,
+    the report code's hash); scenario compare matches on that file, not on report.md's text (a report
+    written before the file existed is still matched by its provenance table)."""
+    import json
+    import shutil
+
+    work = tmp_path / "w"
+    shutil.copytree(toy, work, ignore=shutil.ignore_patterns("reports", "runs"))
+    monkeypatch.chdir(work)
+    sc = load_scenario(work / "toy.toml")
+    written = build_report(sc, work / "run", work / "reports" / "toy")
+    record = json.loads(written["provenance.json"].read_text(encoding="utf-8"))
+    assert record["scenario"] == "toy" and record["scenario_file_sha256"] == sc.sha256
+    assert len(record["allocation_sha256"]) == 64 and len(record["report_code_hash"]) == 64
+    (row,) = compare_scenarios([str(work / "toy.toml")], runs_root=work / "no-runs")
+    assert row["optimized_source"] == "published report (reports/toy/)"
+    # the record decides: another allocation hash in it, and the published row is left out
+    record["allocation_sha256"] = "0" * 64
+    (work / "reports" / "toy" / "provenance.json").write_text(json.dumps(record))
+    (row,) = compare_scenarios([str(work / "toy.toml")], runs_root=work / "no-runs")
+    assert row["optimized_source"] in ("", None)
+    # without the file (a report of older code), the provenance table of report.md is read
+    (work / "reports" / "toy" / "provenance.json").unlink()
+    (row,) = compare_scenarios([str(work / "toy.toml")], runs_root=work / "no-runs")
+    assert row["optimized_source"] == "published report (reports/toy/)"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import io
+import json
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -13,6 +14,7 @@ from optimizer.formatting import fmt
 from optimizer.report.document import _sections, _summary
 from optimizer.report.figures import make_figures
 from optimizer.report.inputs import _optimized_allocation, read_run, vet_pairs
+from optimizer.report.provenance_block import inputs_record
 from optimizer.report.render import render_html, render_markdown
 from optimizer.report.tables import curves_table, per_geolevel_table, per_query_table
 
@@ -125,6 +127,8 @@ def build_report(
     atomic_write_text(out / "report.html", render_html(title, secs, figs))
     atomic_write_text(out / "report.md", render_markdown(title, secs, figs))
     written["report.html"], written["report.md"] = out / "report.html", out / "report.md"
+    atomic_write_text(out / "provenance.json", json.dumps(inputs_record(acc), indent=2) + "\n")
+    written["provenance.json"] = out / "provenance.json"
     rows = [{"key": k, "value": str(v)} for k, v in s.items() if not isinstance(v, dict)]  # tables are sections
     _write_csv(out / "summary.csv", rows, ["key", "value"])
     _write_csv(out / "per_query.csv", pq)

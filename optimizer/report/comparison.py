@@ -81,29 +81,52 @@ def compare_scenarios(
 
 def _published_row(sc, s: dict) -> dict[str, str]:
     """The optimizer's results from the committed report ``reports/<scenario>/`` when that report
-    was made for the same inputs — its provenance table records the sha256 of this scenario file
+    was made for the same inputs — its ``provenance.json`` records the sha256 of this scenario file
     and of this allocation file — and was confirmed; else {}.  Its numbers were computed by the
-    code that published it (its code hash is in the same table)."""
+    code that published it (its code hash is in the same record)."""
     import csv as _csv
-    import re
 
     folder = PUBLISHED_ROOT / sc.name
-    summary, md = folder / "summary.csv", folder / "report.md"
-    if not (summary.is_file() and md.is_file()):
+    summary = folder / "summary.csv"
+    if not summary.is_file():
         return {}
-    text = md.read_text(encoding="utf-8")
-    m_sc = re.search(r"^\| scenario file \| .*\(sha256 ([0-9a-f]{64})\) \|$", text, re.M)
-    m_al = re.search(r"^\| allocation \| .*\(sha256 ([0-9a-f]{64})\) \|$", text, re.M)
+    recorded = _published_inputs(folder)
     af = _allocation_file(sc.allocation)
-    if m_sc is None or m_sc.group(1) != sc.sha256:
+    if recorded is None or recorded.get("scenario_file_sha256") != sc.sha256:
         return {}
-    if af is None or m_al is None or m_al.group(1) != _sha256(af):
+    if af is None or recorded.get("allocation_sha256") != _sha256(af):
         return {}
     with summary.open(encoding="utf-8", newline="") as f:
         pub = {r["key"]: r["value"] for r in _csv.DictReader(f)}
     if pub.get("confirmed") != "yes":
         return {}
     return {k: pub.get(k, "") for k in PUBLISHED_FIELDS}
+
+
+def _published_inputs(folder: Path) -> dict | None:
+    """The inputs a published report records: its ``provenance.json``; for a report written before that
+    file existed, the two sha256 of its provenance table in ``report.md`` (read once more, until those
+    reports are regenerated)."""
+    import json
+    import re
+
+    record = folder / "provenance.json"
+    if record.is_file():
+        try:
+            doc = json.loads(record.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return None
+        return doc if isinstance(doc, dict) else None
+    md = folder / "report.md"
+    if not md.is_file():
+        return None
+    text = md.read_text(encoding="utf-8")
+    m_sc = re.search(r"^\| scenario file \| .*\(sha256 ([0-9a-f]{64})\) \|$", text, re.M)
+    m_al = re.search(r"^\| allocation \| .*\(sha256 ([0-9a-f]{64})\) \|$", text, re.M)
+    return {
+        "scenario_file_sha256": m_sc.group(1) if m_sc else None,
+        "allocation_sha256": m_al.group(1) if m_al else None,
+    }
 
 
 def _mrv_pair(opt, uni) -> str:

@@ -42,6 +42,21 @@ def _allocation_file(name: str) -> Path | None:
     return p if p.is_file() else None
 
 
+def inputs_record(acc: Accounting) -> dict[str, str | None]:
+    """The report's inputs as a machine-readable record (written as ``provenance.json``): the scenario
+    and the sha256 of its file, the allocation and the sha256 of its file (``None`` when not a file),
+    and the hash of the code that printed the report.  ``scenario compare`` matches reports on it."""
+    sc = acc.scenario
+    af = _allocation_file(sc.allocation)
+    return {
+        "scenario": sc.name,
+        "scenario_file_sha256": sc.sha256,
+        "allocation": sc.allocation,
+        "allocation_sha256": _sha256(af) if af is not None else None,
+        "report_code_hash": _code_hash(),
+    }
+
+
 def provenance(acc: Accounting, run: RunInputs) -> list[tuple[str, str]]:
     sc = acc.scenario
     rows: list[tuple[str, str]] = []
