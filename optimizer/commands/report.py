@@ -19,7 +19,8 @@ from __future__ import annotations
 
 import sys
 import time
-from pathlib import Path
+
+from optimizer.run_report import ReportRequest, report_scenario
 
 HELP = "write runs/<scenario>/report/ (report.html, report.md, figures, tables; --publish: reports/<scenario>/)"
 
@@ -74,90 +75,23 @@ def _progress(quiet: bool):
     return say
 
 
-def run_optimizer(
-    scenario_name: str, run_dir: Path, say, trials: int = 0, scheduler: str | None = None, quiet: bool = False
-) -> bool:
-    """Run the optimizer pipeline for the scenario and write its result into ``run_dir``
-    (``trials`` > 0 overrides the scenario's trial count); True when a result was written."""
-    from optimizer.pipeline import optimize, spec_for
-
-    spec = spec_for(scenario=scenario_name, trials=trials or None)
-    say(f"running the optimizer for {spec.name} ({spec.trials} trials) into {run_dir}")
-    log = (lambda m: None) if quiet else (lambda m: print(m, file=sys.stderr, flush=True))
-    from optimizer.exactness import screen_pairs  # issue 35 item 2: the non-exact pairs, before any long work
-
-    for line in screen_pairs(spec.allocation).lines(f"the baseline {spec.allocation.name}"):
-        log(line)
-    result = optimize(spec, run_dir, scheduler=scheduler, log=log, progress=not quiet)
-    result.write(run_dir)
-    if not result.summary["confirmed"]:
-        say("optimizer: confirmation over all pairs FAILED (the report says so)")
-    return True
-
-
-def _check_reusable(run_dir: Path, sc, args, say) -> None:
-    """Refuse (one-line ValueError) a run directory whose optimize.json is not for this scenario's
-    inputs and code, or — when ``args.require_confirmed`` (``scenario run``) — that was not
-    confirmed on every pair or ran fewer trials than expected."""
-    import json
-
-    from optimizer.provenance import StaleRunError, check_run_dir, stale_message
-
-    path = run_dir / "optimize.json"
-    try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise StaleRunError(f"{path}: unreadable ({exc}); recompute with --force") from None
-    problems = check_run_dir(run_dir, doc, sc)
-    if not problems and getattr(args, "require_confirmed", False):
-        if doc.get("confirm_skipped"):
-            problems.append("the run was not confirmed on all pairs (optimize --no-confirm)")
-        want = args.trials or sc.trials
-        if int(doc.get("trials_total") or 0) < want:
-            problems.append(f"the run has {doc.get('trials_total')} Optuna trials, {want} expected")
-    if problems:
-        raise StaleRunError(stale_message(run_dir, sc, problems))
-    say(f"reusing {path} (run hash {str(doc.get('run_hash'))[:12]}, inputs and code unchanged)")
-
-
-def output_dir(args, scenario_name: str) -> Path:
-    """The report folder: ``--out``, else ``reports/<scenario>`` with ``--publish``, else the
-    git-ignored ``runs/<scenario>/report`` (a plain run never rewrites committed files)."""
-    from optimizer.report import default_report_dir
-
-    publish = bool(getattr(args, "publish", False))
-    if args.out and publish:
-        raise ValueError(
-            f"--out {args.out} and --publish contradict each other (--publish writes "
-            f"{default_report_dir(scenario_name, publish=True)}); give one of them"
-        )
-    return Path(args.out) if args.out else default_report_dir(scenario_name, publish=publish)
+def request(args, **extra) -> ReportRequest:
+    """The :class:`optimizer.run_report.ReportRequest` of the parsed options (``extra`` overrides)."""
+    fields = {
+        "scenario": args.scenario,
+        "run_dir": getattr(args, "run_dir", None),
+        "out": getattr(args, "out", None),
+        "publish": bool(getattr(args, "publish", False)),
+        "skip_optimize": bool(getattr(args, "skip_optimize", False)),
+        "force": bool(getattr(args, "force", False)),
+        "trials": int(getattr(args, "trials", 0) or 0),
+        "scheduler": getattr(args, "scheduler", None),
+        "quiet": bool(getattr(args, "quiet", False)),
+    }
+    fields.update(extra)
+    return ReportRequest(**fields)
 
 
 def run(args) -> int:
-    from optimizer.report import build_report, check_report_outputs
-    from optimizer.runner import check_scheduler_address
-    from scenarios.loader import list_scenarios, load_scenario
-
-    say = _progress(args.quiet)
-    scheduler = check_scheduler_address(getattr(args, "scheduler", None))
-    sc = load_scenario(args.scenario)
-    run_dir = Path(args.run_dir) if args.run_dir else Path("runs") / sc.name
-    out = output_dir(args, sc.name)
-    check_report_outputs(out)
-    say(f"scenario {sc.name}: {sc.description}")
-    name = sc.name if sc.name in list_scenarios() else str(sc.source)
-    force = bool(getattr(args, "force", False))
-    if (run_dir / "optimize.json").is_file() and not force:
-        _check_reusable(run_dir, sc, args, say)
-    if force or not (run_dir / "optimize.json").is_file():
-        if args.skip_optimize:
-            if force:
-                raise ValueError("--force and --skip-optimize contradict each other; give one of them")
-            say(f"no {run_dir}/optimize.json and --skip-optimize: accounting-only report")
-        else:
-            run_optimizer(name, run_dir, say, args.trials, scheduler, quiet=args.quiet)
-    written = build_report(sc, run_dir, out, progress=say)
-    say(f"done: {out / 'report.html'} ({len(written)} files)")
-    print(out / "report.html")
+    print(report_scenario(request(args), _progress(args.quiet)))
     return 0

@@ -11,7 +11,6 @@ Runs write into the git-ignored runs/ folder; the committed reports/ change only
 
 from __future__ import annotations
 
-import argparse
 import sys
 
 HELP = "list / run / compare the scenarios in scenarios/*.toml"
@@ -61,12 +60,12 @@ def run(args) -> int:
             )
         return 0
     if args.action == "run":
-        from . import report
+        from optimizer.run_report import ReportRequest, report_scenario
 
-        ns = argparse.Namespace(
+        from .report import _progress
+
+        req = ReportRequest(
             scenario=args.name,
-            run_dir=None,
-            out=None,
             skip_optimize=args.skip_optimize,
             quiet=args.quiet,
             trials=args.trials,
@@ -75,7 +74,8 @@ def run(args) -> int:
             require_confirmed=not args.skip_optimize,
             scheduler=args.scheduler,
         )
-        return report.run(ns)
+        print(report_scenario(req, _progress(args.quiet)))
+        return 0
     from optimizer.atomic import check_writable
     from optimizer.report import compare_scenarios, default_comparison_dir, write_comparison
 

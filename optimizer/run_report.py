@@ -1,0 +1,134 @@
+"""One scenario from its optimizer run to its report: reuse a sealed run made for these inputs by this
+code, or compute it, then render the report (what ``census-plb report`` and ``census-plb scenario run``
+do; the commands only parse their options into a :class:`ReportRequest` and print).
+
+A run directory's ``optimize.json`` is reused only when :func:`optimizer.provenance.check_run_dir`
+finds it was made for this scenario's inputs by this code (and, with ``require_confirmed``, confirmed
+on every pair with at least the trials asked); otherwise the request is refused with one line naming
+the run, or — with ``force`` — recomputed.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+__all__ = ["ReportRequest", "output_dir", "report_scenario", "run_optimizer"]
+
+
+@dataclass(frozen=True)
+class ReportRequest:
+    """What to report.
+
+    Attributes:
+        scenario: a scenario name (``scenarios/<name>.toml``) or the path of a scenario file.
+        run_dir: the optimizer's output folder (default ``runs/<scenario>``).
+        out: the report folder (default ``runs/<scenario>/report``; ``publish``: ``reports/<scenario>``).
+        publish: write the committed ``reports/<scenario>/`` (regenerate on purpose).
+        skip_optimize: never run the optimizer (the report is then accounting-only without a run).
+        force: recompute the run even when a valid one exists.
+        trials: Optuna trials when the optimizer runs (0: the scenario's own count).
+        require_confirmed: reuse only a run confirmed on every pair with at least ``trials`` trials.
+        scheduler: a Dask scheduler address for the all-pairs confirmations.
+        quiet: no progress lines from the optimizer.
+    """
+
+    scenario: str
+    run_dir: str | None = None
+    out: str | None = None
+    publish: bool = False
+    skip_optimize: bool = False
+    force: bool = False
+    trials: int = 3
+    require_confirmed: bool = False
+    scheduler: str | None = None
+    quiet: bool = False
+
+
+def output_dir(req: ReportRequest, scenario_name: str) -> Path:
+    """The report folder: ``out``, else ``reports/<scenario>`` with ``publish``, else the git-ignored
+    ``runs/<scenario>/report`` (a plain run never rewrites committed files)."""
+    from optimizer.report import default_report_dir
+
+    if req.out and req.publish:
+        raise ValueError(
+            f"--out {req.out} and --publish contradict each other (--publish writes "
+            f"{default_report_dir(scenario_name, publish=True)}); give one of them"
+        )
+    return Path(req.out) if req.out else default_report_dir(scenario_name, publish=req.publish)
+
+
+def report_scenario(req: ReportRequest, say: Callable[[str], None]) -> Path:
+    """Reuse or compute the scenario's run (see the module docstring), then write its report; returns
+    the path of ``report.html``.  Every refusal happens before any long work."""
+    from optimizer.report import build_report, check_report_outputs
+    from optimizer.runner import check_scheduler_address
+    from scenarios.loader import list_scenarios, load_scenario
+
+    scheduler = check_scheduler_address(req.scheduler)
+    if req.force and req.skip_optimize:
+        raise ValueError("--force and --skip-optimize contradict each other; give one of them")
+    sc = load_scenario(req.scenario)
+    run_dir = Path(req.run_dir) if req.run_dir else Path("runs") / sc.name
+    out = output_dir(req, sc.name)
+    check_report_outputs(out)
+    say(f"scenario {sc.name}: {sc.description}")
+    name = sc.name if sc.name in list_scenarios() else str(sc.source)
+    stored = (run_dir / "optimize.json").is_file()
+    if stored and not req.force:
+        _check_reusable(run_dir, sc, req, say)
+    if req.force or not stored:
+        if req.skip_optimize:
+            say(f"no {run_dir}/optimize.json and --skip-optimize: accounting-only report")
+        else:
+            run_optimizer(name, run_dir, say, req.trials, scheduler, quiet=req.quiet)
+    written = build_report(sc, run_dir, out, progress=say)
+    say(f"done: {out / 'report.html'} ({len(written)} files)")
+    return out / "report.html"
+
+
+def run_optimizer(
+    scenario_name: str, run_dir: Path, say, trials: int = 0, scheduler: str | None = None, quiet: bool = False
+) -> bool:
+    """Run the optimizer pipeline for the scenario and write its result into ``run_dir``
+    (``trials`` > 0 overrides the scenario's trial count); True when a result was written."""
+    from optimizer.exactness import screen_pairs
+    from optimizer.pipeline import optimize, spec_for
+
+    spec = spec_for(scenario=scenario_name, trials=trials or None)
+    say(f"running the optimizer for {spec.name} ({spec.trials} trials) into {run_dir}")
+    log = (lambda m: None) if quiet else (lambda m: print(m, file=sys.stderr, flush=True))
+    # issue 35 item 2: the non-exact pairs, before any long work
+    for line in screen_pairs(spec.allocation).lines(f"the baseline {spec.allocation.name}"):
+        log(line)
+    result = optimize(spec, run_dir, scheduler=scheduler, log=log, progress=not quiet)
+    result.write(run_dir)
+    if not result.summary["confirmed"]:
+        say("optimizer: confirmation over all pairs FAILED (the report says so)")
+    return True
+
+
+def _check_reusable(run_dir: Path, sc, req: ReportRequest, say) -> None:
+    """Refuse (one-line error) a run directory whose optimize.json is not for this scenario's inputs
+    and code, or — with ``require_confirmed`` (``scenario run``) — that was not confirmed on every
+    pair or ran fewer trials than asked."""
+    from optimizer.provenance import StaleRunError, check_run_dir, stale_message
+
+    path = run_dir / "optimize.json"
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise StaleRunError(f"{path}: unreadable ({exc}); recompute with --force") from None
+    problems = check_run_dir(run_dir, doc, sc)
+    if not problems and req.require_confirmed:
+        if doc.get("confirm_skipped"):
+            problems.append("the run was not confirmed on all pairs (optimize --no-confirm)")
+        want = req.trials or sc.trials
+        if int(doc.get("trials_total") or 0) < want:
+            problems.append(f"the run has {doc.get('trials_total')} Optuna trials, {want} expected")
+    if problems:
+        raise StaleRunError(stale_message(run_dir, sc, problems))
+    say(f"reusing {path} (run hash {str(doc.get('run_hash'))[:12]}, inputs and code unchanged)")
