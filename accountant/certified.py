@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 import mpmath
 
 if TYPE_CHECKING:
-    from .engine import EngineDiagnostics
+    from .diagnostics import EngineDiagnostics
 
 __all__ = [
     "Certified",

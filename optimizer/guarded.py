@@ -102,7 +102,7 @@ def calibrated_optimum(
         previous = shape
         total = total * cal.c * (1 - margin)
         if lower is not None and sum(lower.values(), Fraction(0)) > total:
-            from .objectives import InfeasibleGuard
+            from .shares import InfeasibleGuard
 
             raise InfeasibleGuard(
                 f"the guard ({guard.describe() if guard else ''}) needs total ρ {float(sum(lower.values())):.10g}, "

@@ -39,14 +39,13 @@ confirmation checks every pair.
 
 from __future__ import annotations
 
-import math
-import warnings
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
-from .allocation import Allocation, GeolevelBudget
+from .allocation import Allocation
+from .shares import SHAPE_DENOMINATOR, InfeasibleGuard, exact_shape, solve_shares  # re-exported
 
 if TYPE_CHECKING:
     from .published_variance import FanOuts
@@ -54,6 +53,8 @@ if TYPE_CHECKING:
 __all__ = [
     "DEFAULT_OBJECTIVE",
     "OBJECTIVES",
+    "SHAPE_DENOMINATOR",
+    "InfeasibleGuard",
     "Objective",
     "ParetoGuard",
     "convex_optimum",
@@ -62,12 +63,10 @@ __all__ = [
     "max_variance_ratio",
     "mean_relative_variance",
     "relative_variances",
+    "solve_shares",
 ]
 
 Key = tuple[str, str]
-#: denominator of the convex solution's budgets (as optimizer.search.SHAPE_DENOMINATOR: a small
-#: common denominator keeps the accountant's lattice small); bounds are then imposed exactly
-SHAPE_DENOMINATOR = 10**5
 
 
 def relative_variances(new: Allocation, baseline: Allocation) -> dict[Key, Fraction]:
@@ -237,10 +236,6 @@ class ParetoGuard:
         return f"Pareto guard: every query's noise variance at least {self.floor_percent} % below the baseline's"
 
 
-class InfeasibleGuard(ValueError):
-    """The guard's lower bounds already need more budget than the exact promise allows."""
-
-
 def convex_optimum(
     baseline: Allocation,
     coefficients: Mapping[Key, Fraction],
@@ -277,49 +272,3 @@ def convex_optimum(
         raise ValueError("convex_optimum: coefficients must be >= 0 and not all 0")
     av = av / av.max()
     return solve_shares(baseline, keys, lo, total, lambda x: av @ cp.inv_pos(x), "convex_optimum", name, on_inaccurate)
-
-
-def solve_shares(
-    baseline: Allocation,
-    keys: Sequence[Key],
-    lo: Mapping[Key, Fraction],
-    total: Fraction,
-    objective: Callable[[Any], Any],
-    who: str,
-    name: str | None = None,
-    on_inaccurate: Callable[[str], None] | None = None,
-) -> Allocation:
-    """argmin ``objective(x)`` over shares x = ρ'/total (cvxpy/Clarabel, tolerances 1e-12) subject to
-    Σ x ≤ 1 and x ≥ ℓ/total (and > 0), as exact fractions (:func:`exact_shape`). ``who`` names
-    the caller in the error raised when the solver does not reach OPTIMAL; OPTIMAL_INACCURATE
-    calls ``on_inaccurate`` instead."""
-    import cvxpy as cp
-    import numpy as np
-
-    scale = float(total)
-    lov = np.array([float(lo[k]) / scale for k in keys], dtype=float)
-    eps_lo = np.maximum(lov, 1e-9 / len(keys))
-    x = cp.Variable(len(keys))
-    prob = cp.Problem(cp.Minimize(objective(x)), [cp.sum(x) <= 1, x >= eps_lo])
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", UserWarning)
-        prob.solve(solver=cp.CLARABEL, tol_gap_abs=1e-12, tol_gap_rel=1e-12, tol_feas=1e-12)
-    if prob.status == cp.OPTIMAL_INACCURATE and on_inaccurate is not None:
-        on_inaccurate(str(prob.status))
-    elif prob.status not in (cp.OPTIMAL, cp.OPTIMAL_INACCURATE):
-        raise RuntimeError(f"{who}: convex solver (cvxpy/Clarabel) status {prob.status}")
-    xs = np.maximum(np.asarray(x.value, dtype=float), eps_lo)
-    return exact_shape(baseline, {k: float(v) * scale for k, v in zip(keys, xs)}, lo, name)
-
-
-def exact_shape(
-    baseline: Allocation, rho: Mapping[Key, float], lower: Mapping[Key, Fraction], name: str | None = None
-) -> Allocation:
-    """A solver's float budgets as exact fractions: rounded down to the grid 1/:data:`SHAPE_DENOMINATOR`,
-    then raised to ``lower`` (and to 1/SHAPE_DENOMINATOR) where below, so every bound holds exactly."""
-    D = SHAPE_DENOMINATOR
-    rhos = {k: max(Fraction(math.floor(v * D), D), Fraction(lower[k]), Fraction(1, D)) for k, v in rho.items()}
-    levels = tuple(
-        GeolevelBudget(lv.name, lv.queries, tuple(rhos[(lv.name, q)] for q in lv.queries)) for lv in baseline.levels
-    )
-    return Allocation(levels, name or baseline.name, baseline.provenance, baseline.run_type)

@@ -375,7 +375,7 @@ def published_variance_optimum(
 
     The exact convex program of the module docstring (Σ γ_{qk}/P_{qk}(ρ'), P linear in ρ',
     γ ≥ 0) solved with cvxpy/Clarabel in scaled variables ρ'/total, then rounded down to the
-    grid 1/:data:`optimizer.objectives.SHAPE_DENOMINATOR` and raised to the bounds as
+    grid 1/:data:`optimizer.shares.SHAPE_DENOMINATOR` and raised to the bounds as
     :func:`optimizer.objectives.convex_optimum` does (same guarantees: every bound holds exactly).
 
     Raises:
@@ -385,7 +385,7 @@ def published_variance_optimum(
     import cvxpy as cp
     import numpy as np
 
-    from .objectives import InfeasibleGuard, solve_shares
+    from .shares import InfeasibleGuard, solve_shares
 
     keys = [(g, q) for g, q, _ in baseline.items()]
     lo = {k: Fraction(0) for k in keys} if lower is None else {k: Fraction(lower[k]) for k in keys}

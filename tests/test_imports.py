@@ -207,3 +207,11 @@ def test_every_module_imports_alone():
     assert proc.returncode == 0, proc.stderr
     failures = json.loads(proc.stdout.strip().splitlines()[-1])
     assert not failures, "\n".join(f"import {n} alone failed:\n{tb}" for n, tb in failures.items())
+
+
+def test_no_import_cycle_at_all():
+    """Issue 33 item 5: the whole graph — imports inside functions and under TYPE_CHECKING included —
+    has no cycle either (the lazy imports keep modules light; they no longer hide loops)."""
+    graph = _graph(_all_imports)
+    cycles = _cycles(graph)
+    assert not cycles, "import cycles (any level): " + " | ".join(_describe(graph, c) for c in cycles)
