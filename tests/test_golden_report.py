@@ -25,3 +25,29 @@ def test_the_normalization_keeps_the_numbers():
     assert text.count("\n## ") >= 6 and "528" in text
     assert len(text.splitlines()) > 150
     assert Path(HERE / "run" / "optimize.json").is_file()
+
+
+def test_a_run_does_not_report_its_own_confirmation_table_as_an_ignored_file(tmp_path):
+    """Issue 34: every report said 'A per-pair results file was found but not used: confirm_pairs.csv'
+    — the run's own confirmation table (read through RunResult), not a `pairs --out` profile."""
+    run = tmp_path / "run"
+    shutil.copytree(HERE / "run", run)
+    got = build(run, tmp_path / "out")
+    assert "confirm_pairs.csv" in {p.name for p in run.iterdir()}
+    assert "found but not used: confirm_pairs.csv" not in got["report.md"]
+
+
+def test_an_unconfirmed_run_is_not_called_confirmed(tmp_path):
+    """Issue 34: the side-effects paragraph of a run without the all-pairs confirmation said 'the
+    allocation was calibrated and confirmed there'."""
+    import json
+
+    run = tmp_path / "run"
+    shutil.copytree(HERE / "run", run)
+    doc = json.loads((run / "optimize.json").read_text(encoding="utf-8"))
+    doc.update(confirmed=False, confirm_skipped=True)
+    (run / "optimize.json").write_text(json.dumps(doc), encoding="utf-8")
+    (run / "confirm_pairs.csv").unlink()
+    md = build(run, tmp_path / "out")["report.md"]
+    assert "calibrated and confirmed there" not in md
+    assert "calibrated there on the proxy pair, not confirmed on all pairs" in md

@@ -318,8 +318,12 @@ def _side_effects_section(run: RunInputs, s: dict) -> dict | None:
             paras.append(
                 f"The {name} is weaker than the old zCDP promise at δ = {', '.join(weak)}: there its exact δ exceeds "
                 "the δ the baseline's zCDP budget promises, so the release is no longer covered by that zCDP "
-                f"statement at those points ({covered} itself is kept: the allocation was calibrated and "
-                "confirmed there)."
+                f"statement at those points ({covered} itself is kept: the allocation was "
+                + (
+                    "calibrated and confirmed there)."
+                    if s.get("confirmed") == "yes"
+                    else "calibrated there on the proxy pair, not confirmed on all pairs)."
+                )
             )
         else:
             paras.append(f"The {name} keeps every point of the old zCDP curve on this grid (on the proxy pair).")

@@ -103,7 +103,8 @@ def read_run(run_dir: str | Path | None) -> RunInputs:
             run.hashes[name] = _sha256(p)
     from optimizer.profile import check_profile_files
 
-    for p in sorted(d.glob("*_pairs.csv")) + sorted(d.glob("*/*_pairs.csv")):
+    own = {"confirm_pairs.csv"}  # the run's own confirmation table, read above through RunResult
+    for p in [q for q in sorted(d.glob("*_pairs.csv")) if q.name not in own] + sorted(d.glob("*/*_pairs.csv")):
         rel = str(p.relative_to(d))
         inputs, problems = check_profile_files(p)
         if problems:  # never show per-pair numbers that are edited, orphaned or from other code

@@ -1,6 +1,7 @@
 """Regenerate the golden run and its report (issue 33: the moves must not change the outputs).
 
-    .venv/bin/python tests/golden/make_golden.py
+    .venv/bin/python tests/golden/make_golden.py                 # a new run and its report
+    .venv/bin/python tests/golden/make_golden.py --render-only   # the stored run's report only
 
 Runs the optimizer on the scenario ``pl94-units`` (2 Optuna trials, confirmed on all 528 pairs) and
 stores its :class:`optimizer.run_result.RunResult` under ``tests/golden/pl94-units/run/``, then
@@ -45,15 +46,16 @@ def build(run_dir: Path, out_dir: Path) -> dict[str, str]:
     return {name: normalized((out_dir / name).read_text(encoding="utf-8")) for name in ("report.md", "summary.csv")}
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
     from optimizer.pipeline import optimize, spec_for
 
-    with tempfile.TemporaryDirectory() as work:
-        res = optimize(spec_for(scenario=SCENARIO, trials=2), work, confirm=True, workers=2, log=print)
     run = HERE / "run"
-    if run.exists():
-        shutil.rmtree(run)
-    res.write(run)
+    if "--render-only" not in (sys.argv[1:] if argv is None else argv):
+        with tempfile.TemporaryDirectory() as work:
+            res = optimize(spec_for(scenario=SCENARIO, trials=2), work, confirm=True, workers=2, log=print)
+        if run.exists():
+            shutil.rmtree(run)
+        res.write(run)
     with tempfile.TemporaryDirectory() as out:
         texts = build(run, Path(out))
     expected = HERE / "expected"
