@@ -278,7 +278,22 @@ def optimize(
     inputs = P.run_inputs(scenario=spec.scenario, alloc=alloc, target=point, weights=weights)
     t = tables
     rows = (t["rows"], t["grows"], t["crow"], t["trows"], t["grid"], _final_rows(done))
-    return RunResult(summary, *rows, optimized.to_toml(), inputs=inputs)
+    return RunResult(summary, *rows, _labelled(optimized, spec, obj, guard, target).to_toml(), inputs=inputs)
+
+
+def _labelled(optimized, spec: RunSpec, obj, guard, target):
+    """The optimized allocation named for what it is (``<scenario>-optimized``) and with a provenance
+    that says who made it from what — never the baseline's name or "production" provenance."""
+    from optimizer.allocation import Allocation
+
+    base = spec.allocation
+    guard_text = guard.describe() if guard is not None else "no Pareto guard"
+    provenance = (
+        f"census-plb optimized allocation for scenario {spec.name} (objective {obj.name}; {guard_text}), "
+        f"calibrated to the promise eps = {target.epsilon[:16]}..., delta = {target.delta}; "
+        f"derived from {base.name} ({base.provenance})"
+    )
+    return Allocation(optimized.levels, f"{spec.name}-optimized", provenance, optimized.run_type)
 
 
 def _zcdp_stage(alloc, weights, target, c_u: Fraction, log) -> dict[str, Any]:

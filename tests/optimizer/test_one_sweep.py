@@ -48,7 +48,8 @@ def few_pairs(monkeypatch):
 def test_a_failed_sweep_re_solves_with_the_failing_pairs_watched(tmp_path, few_pairs):
     spec = spec_for(scenario="dhc-persons", trials=1)
     lines: list[str] = []
-    summary = optimize(spec, tmp_path, confirm=True, workers=1, log=lines.append).summary
+    result = optimize(spec, tmp_path, confirm=True, workers=1, log=lines.append)
+    summary = result.summary
     watched = [tuple(p) for p in summary["optimized_watched_pairs"]]
     # the optimized allocation's diagonal screen (6 pairs), then the raised pair its sweep found
     assert len(watched) >= 7 and RAISED in watched[6:] and all(i <= j for i, j in watched)
@@ -70,3 +71,10 @@ def test_a_failed_sweep_re_solves_with_the_failing_pairs_watched(tmp_path, few_p
     assert summary["confirmed"] is True and summary["pareto_guard_met"] is True
     assert Fraction(summary["optimized_total_rho"]) > spec.allocation.total_rho
     assert float(summary["worst_pair_delta"]) <= 1e-10
+    # issue 34: the optimized allocation says what it is, not "the Bureau's production allocation"
+    from optimizer.allocation import Allocation
+
+    written = Allocation.from_toml(result.allocation_toml)
+    assert written.name == "dhc-persons-optimized" and written.name != spec.allocation.name
+    assert written.provenance.startswith("census-plb optimized allocation for scenario dhc-persons")
+    assert "derived from dhc-persons" in written.provenance
