@@ -51,3 +51,15 @@ def test_an_unconfirmed_run_is_not_called_confirmed(tmp_path):
     md = build(run, tmp_path / "out")["report.md"]
     assert "calibrated and confirmed there" not in md
     assert "calibrated there on the proxy pair, not confirmed on all pairs" in md
+
+
+def test_in_short_says_whose_delta_it_quotes_and_the_caption_does_not_overclaim(tmp_path):
+    """Issue 34: 'In short' quoted the proxy pair's δ as the release's ('the real δ is at most …'; other
+    pairs are higher), and the ε–δ caption said the zCDP claim 'lies far above the exact curve' while
+    the curves cross at large ε."""
+    run = tmp_path / "run"
+    shutil.copytree(HERE / "run", run)
+    md = build(run, tmp_path / "out")["report.md"]
+    assert "the real δ is at most" not in md
+    assert "for the proxy pair (two records that pass through every geolevel) the exact δ is at most" in md
+    assert "lies far above the exact curve" not in md
