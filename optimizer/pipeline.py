@@ -119,8 +119,11 @@ def spec_for(
             scen = load_scenario(scenario)
             name = scen.name
         elif scenario not in BUILTIN_NAMES:
+            from scenarios.loader import list_scenarios
+
             raise ValueError(
-                f"unknown scenario or allocation {scenario!r}; built-in allocations: {', '.join(BUILTIN_NAMES)}"
+                f"unknown scenario or allocation {scenario!r}; scenarios: {', '.join(list_scenarios())}; "
+                f"built-in allocations: {', '.join(BUILTIN_NAMES)}"
             )
     from optimizer.objectives import DEFAULT_OBJECTIVE
 

@@ -85,3 +85,19 @@ def _check_full_confirmation(tmp_path, capsys, scenario: str) -> dict:
     worst = max(rows, key=lambda r: float(r["delta_upper"]))
     assert [int(worst["pair_i"]), int(worst["pair_j"])] == doc["worst_pair"]
     return doc
+
+
+def test_an_unknown_scenario_lists_the_scenarios(tmp_path, capsys):
+    """Issue 34 item 7: `optimize --scenario nosuch` names the scenarios there are, not only the
+    built-in allocations."""
+    from scenarios.loader import list_scenarios
+
+    assert main(["optimize", "--scenario", "nosuch", "--out", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert "nosuch" in err and all(name in err for name in list_scenarios())
+
+
+def test_scenario_list_has_a_header(capsys):
+    assert main(["scenario", "list"]) == 0
+    first = capsys.readouterr().out.splitlines()[0].split()
+    assert first[:4] == ["scenario", "allocation", "conversion", "delta"]

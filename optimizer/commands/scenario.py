@@ -53,6 +53,7 @@ def run(args) -> int:
     from scenarios.loader import list_scenarios, load_scenario
 
     if args.action == "list":
+        print(f"{'scenario':28s} {'allocation':14s} {'conversion':12s} {'delta':13s} description")
         for name in list_scenarios():
             sc = load_scenario(name)
             print(

@@ -78,3 +78,17 @@ def test_a_failed_sweep_re_solves_with_the_failing_pairs_watched(tmp_path, few_p
     assert written.name == "dhc-persons-optimized" and written.name != spec.allocation.name
     assert written.provenance.startswith("census-plb optimized allocation for scenario dhc-persons")
     assert "derived from dhc-persons" in written.provenance
+
+
+def test_a_trial_that_breaks_the_guard_is_said_in_words():
+    """Issue 34 item 7: no raw 'objective drop -725704 %' for a trial whose score is inflated because it
+    breaks the Pareto guard."""
+    from types import SimpleNamespace
+
+    from optimizer.search.study import _trial_line
+
+    bad = SimpleNamespace(number=2, user_attrs={"violation": 0.0123})
+    line = _trial_line(bad, 7257.0, 0.7, 1.0, Fraction(1), 3, 0.1)
+    assert "breaks the Pareto guard" in line and "1.23 %" in line and "-725" not in line
+    good = SimpleNamespace(number=0, user_attrs={})
+    assert "objective drop  30.00000%" in _trial_line(good, 0.7, 0.7, 1.0, Fraction(1), 3, 0.1)
