@@ -463,8 +463,17 @@ def confirm(
             counts = (len(pair_list), rounds, jobs, jobs_bad)
             return _result(passed, current, points, pair_list, deltas, (worst, wk), counts, factor, t0, screened)
         step = _recalibration_step(current, points, worst, w_up / dk[wk])
+        say(_round_line(rounds + 1, worst, w_up, dk[wk], step))
         factor *= step
         current = current.scaled(step)
+
+
+def _round_line(n: int, worst: tuple[int, int], upper: Fraction, delta: Fraction, step: Fraction) -> str:
+    """Why sweep ``n`` runs: the pair above the promise and the factor every budget took."""
+    return (
+        f"round {n}: pair [{worst[0]}, {worst[1]}] was above the promise (δ ≤ {float(upper):.6g} > "
+        f"{float(delta):.6g}): every budget × {float(step):.10f}, all pairs checked again"
+    )
 
 
 def _screen(current: Allocation, pair_list, label: str, say):

@@ -102,7 +102,15 @@ def test_confirm_subset_recalibrates(alloc, tmp_path):
 
     target = S.target_from_allocation(alloc)
     _, uniform, _ = S.uniform_rescale(alloc, target)
-    res = confirm(uniform, target, pairs=[(13, 13), (12, 13)], cache_dir=tmp_path, workers=1, progress=False)
+    lines: list[str] = []
+    res = confirm(
+        uniform, target, pairs=[(13, 13), (12, 13)], cache_dir=tmp_path, workers=1, progress=False, log=lines.append
+    )
     assert res.passed and res.n_pairs == 2
     assert res.recalibration <= 1
     assert res.worst_delta.upper <= target.delta_fraction
+    # issue 34 item 7: each further sweep says why it runs
+    if res.rounds > 1:
+        assert any(m.startswith("round 2: pair [") and "above the promise" in m for m in lines), lines
+    else:
+        assert not any(m.startswith("round 2") for m in lines)
