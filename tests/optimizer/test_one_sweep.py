@@ -92,3 +92,20 @@ def test_a_trial_that_breaks_the_guard_is_said_in_words():
     assert "breaks the Pareto guard" in line and "1.23 %" in line and "-725" not in line
     good = SimpleNamespace(number=0, user_attrs={})
     assert "objective drop  30.00000%" in _trial_line(good, 0.7, 0.7, 1.0, Fraction(1), 3, 0.1)
+
+
+def test_pairs_with_the_same_composition_are_computed_once(tmp_path):
+    """Issue 35 (sweep cost): [1, 2] and [13, 26] of DHC persons compose the same multiset of budgets,
+    so the confirmation runs one job for both (946 pairs are 840 compositions) and gives both the
+    same certified bound; a different pair gets its own job."""
+    from optimizer.allocation import load_builtin
+    from optimizer.confirm import confirm
+    from optimizer.search import target_from_allocation
+
+    alloc = load_builtin("dhc-persons")
+    target = target_from_allocation(alloc)
+    conf = confirm(alloc, target, pairs=[(1, 2), (13, 26), (6, 6)], cache_dir=tmp_path, workers=1, progress=False)
+    assert len(list(tmp_path.glob("*.json"))) == 2  # two jobs for three pairs
+    a, b = conf.deltas[(1, 2)], conf.deltas[(13, 26)]
+    assert (a.lower, a.upper) == (b.lower, b.upper)
+    assert conf.deltas[(6, 6)].upper != a.upper
