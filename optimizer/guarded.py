@@ -13,7 +13,7 @@ checked exactly with fractions.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
@@ -60,7 +60,6 @@ def calibrated_optimum(
     *,
     on_inaccurate: Callable[[str], None] | None = None,
     solve: Callable[[Fraction, Mapping[tuple[str, str], Fraction] | None], Allocation] | None = None,
-    watch: Sequence[tuple[int, int]] = (),
 ) -> GuardedOptimum:
     """Minimise Σ a_q/ρ'_q under ``guard`` at the largest total the exact promise ``target`` allows.
 
@@ -73,7 +72,6 @@ def calibrated_optimum(
         solve: ``solve(total, lower)`` → the convex optimum at that total, used instead of
             :func:`~optimizer.objectives.convex_optimum` of ``coefficients`` for objectives not of the
             form Σ a_q/ρ'_q (:meth:`optimizer.objectives.Objective.optimum`).
-        watch: pairs calibrated together with the proxy (:func:`optimizer.search.calibrate_shape`).
 
     Raises:
         optimizer.objectives.InfeasibleGuard: the guard needs more budget than the promise allows.
@@ -91,7 +89,7 @@ def calibrated_optimum(
             shape = convex_optimum(baseline, coefficients, total, lower, on_inaccurate=on_inaccurate)
         else:
             raise ValueError("calibrated_optimum: give coefficients or solve")
-        cal = calibrate_shape(shape, target, hint=1.0, watch=watch)
+        cal = calibrate_shape(shape, target, hint=1.0)
         if cal.c >= 1:
             if guard is not None and not guard.holds(cal.allocation, baseline):  # c ≥ 1 makes this impossible
                 raise AssertionError("calibrated_optimum: guard broken by an upward calibration")

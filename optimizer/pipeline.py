@@ -796,9 +796,7 @@ def _dec(x: Fraction, mode: str) -> str:
     return decimal_string(x, 20, mode)
 
 
-def _reallocate_for(
-    spec, obj, guard, alloc, target, c_u, uniform, d_u, weights, out, storage, log, watch=()
-) -> dict[str, Any]:
+def _reallocate_for(spec, obj, guard, alloc, target, c_u, uniform, d_u, weights, out, storage, log) -> dict[str, Any]:
     """Stages 2 and 3 for the chosen objective: the calibrated convex optimum under the guard
     (:func:`optimizer.guarded.calibrated_optimum`), then the Optuna search around it, kept only if
     it beats that start and meets the guard. minimax-relative: the uniform rescale (its optimum)."""
@@ -816,7 +814,6 @@ def _reallocate_for(
         alloc.total_rho * c_u,
         guard,
         solve=lambda t, lo: obj.optimum(alloc, weights, t, lo),
-        watch=watch,
     )
     log(
         f"stage 2 convex optimum of {obj.name}"
@@ -844,7 +841,6 @@ def _reallocate_for(
         score=score,
         violation=violation,
         study_extra={"objective": obj.name, "guard": guard.describe() if guard else None},
-        watch=watch,
     )
     best = res.allocation
     feasible = guard is None or guard.holds(best, alloc)

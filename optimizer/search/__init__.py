@@ -48,7 +48,6 @@ from optimizer.search.calibrate import (
     C_STEP,
     XTOL_FINAL,
     XTOL_SEARCH,
-    XTOL_WATCH,
     Calibration,
     calibrate_shape,
     uniform_rescale,
@@ -68,15 +67,7 @@ from optimizer.search.target import (
     zcdp_claim_delta,
 )
 from optimizer.search.variance import equal_weights, objective, variance_drop_percent
-from optimizer.search.watch import (
-    WATCH_PATHS,
-    WATCH_TOP,
-    WorstOf,
-    keep_watched,
-    screen_diagonal,
-    screen_worst_pairs,
-    watch_builder,
-)
+from optimizer.search.watch import WATCH_PATHS, keep_watched, screen_diagonal
 
 __all__ = [
     "CONVERSIONS",
@@ -89,16 +80,13 @@ __all__ = [
     "TOL_FINAL",
     "TOL_SEARCH",
     "WATCH_PATHS",
-    "WATCH_TOP",
     "XTOL_FINAL",
     "XTOL_SEARCH",
-    "XTOL_WATCH",
     "Calibration",
     "SearchResult",
     "SolverWarning",
     "StudyLockedError",
     "Target",
-    "WorstOf",
     "calibrate_shape",
     "certified_ok",
     "config_hash",
@@ -111,12 +99,10 @@ __all__ = [
     "reallocate",
     "resolve_storage",
     "screen_diagonal",
-    "screen_worst_pairs",
     "study_lock",
     "target_from_allocation",
     "uniform_rescale",
     "variance_drop_percent",
-    "watch_builder",
     "zcdp_claim_delta",
     "zcdp_optimum",
 ]

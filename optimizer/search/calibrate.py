@@ -18,13 +18,9 @@ import mpmath
 from optimizer.allocation import Allocation
 from optimizer.search.proxy import _apply, _composition, _full_path_rho, mpf_to_fraction
 from optimizer.search.target import RTOL_FINAL, RTOL_SEARCH, TOL_FINAL, TOL_SEARCH, Target
-from optimizer.search.watch import watch_builder
 
 #: Relative bracket tolerance on c for brentq (final: ~1e-14; search: 1e-10).
 XTOL_FINAL, XTOL_SEARCH = 1e-14, 1e-10
-#: ... and with watched pairs (every evaluation computes each of them; a factor known to 1e-8 moves
-#: the objective by ~1e-8, and halves the evaluations of a final calibration)
-XTOL_WATCH = 1e-8
 #: Largest denominator of the exact factor c (limit_denominator), and the relative step by
 #: which c is lowered until the certified δ.upper ≤ target.
 C_MAX_DENOMINATOR = 10**12
@@ -53,13 +49,13 @@ def _calibrate_rhos(
     rtol: float = RTOL_FINAL,
     builder: Callable[[Sequence[Fraction]], Any] | None = None,
 ):
-    """Largest exact c with certified δ(ε; ρ·c).upper ≤ δ for the composition ``builder(ρ·c)``.
+    """Largest exact c with certified δ(ε; ρ·c).upper ≤ δ for the composition ``builder(ρ·c)``
+    (default: the proxy's, :func:`~optimizer.search.proxy._composition`).
 
     Returns ``(c, certified δ at c, number of δ evaluations)``.
     """
     from scipy.optimize import brentq
 
-    build = builder or _composition
     log_target = math.log(target.delta_fraction)
     n_eval = 0
     cache: dict[float, float] = {}
@@ -67,7 +63,7 @@ def _calibrate_rhos(
     def delta_at(c: Fraction, t=tol, r=rtol):
         nonlocal n_eval
         n_eval += 1
-        return build([x * c for x in rhos]).delta(target.epsilon, tol=t, rtol=r)
+        return (builder or _composition)([x * c for x in rhos]).delta(target.epsilon, tol=t, rtol=r)
 
     def f(c: float) -> float:
         if c not in cache:
@@ -113,7 +109,6 @@ def calibrate_shape(
     hint: float | None = None,
     slope: float | None = None,
     final: bool = True,
-    watch: Sequence[tuple[int, int]] = (),
 ) -> Calibration:
     """Stage-1 root-finding for any shape: the largest c (exact fraction, to brentq's ``xtol``)
     with certified proxy δ(ρ·c) ≤ target.
@@ -124,9 +119,6 @@ def calibrate_shape(
         slope: expected d log δ / d log c near the root (speeds up bracketing).
         final: certify with the final tolerances (``False``: search tolerances and a
             looser bracket; the returned δ is still a certified bound at the returned c).
-        watch: pairs of the release that can be the worst (:func:`optimizer.search.watch.screen_diagonal`):
-            c is then the largest factor (to :data:`XTOL_WATCH`) with certified δ ≤ target on the proxy
-            **and** on each of them (the returned δ is the largest of their certified bounds).
     """
     t0 = time.perf_counter()
     rhos = _full_path_rho(shape)
@@ -135,10 +127,9 @@ def calibrate_shape(
         target,
         hint=hint or 1.0,
         slope=slope,
-        xtol=XTOL_WATCH if watch else (XTOL_FINAL if final else XTOL_SEARCH),
+        xtol=XTOL_FINAL if final else XTOL_SEARCH,
         tol=TOL_FINAL if final else TOL_SEARCH,
         rtol=RTOL_FINAL if final else RTOL_SEARCH,
-        builder=watch_builder(shape, watch) if watch else None,
     )
     scaled = _apply(shape, [r * c for r in rhos])
     scaled = Allocation(scaled.levels, shape.name, _note(shape.provenance, f"calibrated: rho x {c}"), shape.run_type)
@@ -149,16 +140,13 @@ def _note(provenance: str, note: str) -> str:
     return f"{provenance}; {note}" if provenance else note
 
 
-def uniform_rescale(
-    alloc: Allocation, target: Target, *, watch: Sequence[tuple[int, int]] = ()
-) -> tuple[Fraction, Allocation, Any]:
+def uniform_rescale(alloc: Allocation, target: Target) -> tuple[Fraction, Allocation, Any]:
     """Stage 1: the largest c (an exact fraction, to brentq's ``xtol``) with certified proxy δ(target ε) ≤ target δ.
 
     ρ_q → c·ρ_q for every measurement (σ_q² → σ_q²/c); variance drop (1 − 1/c)·100 %.
 
     Returns:
-        ``(c, alloc.scaled(c), certified δ of the proxy at c)`` (with ``watch``: the largest certified δ
-    of the proxy and the watched pairs, see :func:`calibrate_shape`).
+        ``(c, alloc.scaled(c), certified δ of the proxy at c)``.
     """
-    cal = calibrate_shape(alloc, target, hint=1.1, watch=watch)
+    cal = calibrate_shape(alloc, target, hint=1.1)
     return cal.c, alloc.scaled(cal.c), cal.delta

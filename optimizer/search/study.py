@@ -11,7 +11,7 @@ import math
 import sys
 import time
 import warnings
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from fractions import Fraction
 from pathlib import Path
@@ -259,7 +259,6 @@ def _reallocate(
     score: Callable[[Allocation], float] | None = None,
     violation: Callable[[Allocation], float] | None = None,
     study_extra: Mapping[str, Any] | None = None,
-    watch: Sequence[tuple[int, int]] = (),
 ) -> SearchResult:
     """Stage 3: Optuna TPE over per-geolevel and per-query log-multipliers of the shape.
 
@@ -290,9 +289,7 @@ def _reallocate(
     score by ``1 + 1000·violation``, so infeasible shapes rank behind every feasible one of similar
     score — the caller must still check the returned allocation. ``study_extra`` (the objective's
     name, the guard, …) enters the study's config hash, so a study of another objective is never
-    resumed.  ``watch``: pairs the final calibration of the best shape keeps within the promise
-    together with the proxy (:func:`~optimizer.search.calibrate.calibrate_shape`; the trials use the
-    proxy alone).
+    resumed.
 
     Returns:
         :class:`SearchResult` with the best shape re-calibrated with the final tolerances.
@@ -320,11 +317,11 @@ def _reallocate(
         if progress:
             say(_trial_line(trial, value, study.best_value, base_val, c, n_eval, time.perf_counter() - t0))
     timing = (t_start, time.perf_counter() - t_trials, evals, n_trials, hint_total, slope)
-    return _best_result(study, name, chash, center, alloc, target, w, base_obj, bound, watch, timing)
+    return _best_result(study, name, chash, center, alloc, target, w, base_obj, bound, timing)
 
 
-def _best_result(study, name, chash, center, alloc, target, w, base_obj, bound, watch, timing) -> SearchResult:
-    """The study's best shape re-calibrated with the final tolerances (and the ``watch`` pairs), as a
+def _best_result(study, name, chash, center, alloc, target, w, base_obj, bound, timing) -> SearchResult:
+    """The study's best shape re-calibrated with the final tolerances, as a
     :class:`SearchResult`; ``timing`` = (start, seconds of the trials, δ evaluations, trials run,
     hint of the factor, slope)."""
     import optuna
@@ -333,7 +330,7 @@ def _best_result(study, name, chash, center, alloc, target, w, base_obj, bound, 
     best = study.best_trial
     best_shape = _shape_from_params(center, best.params)
     hint = float(Fraction(best.user_attrs["c"])) if "c" in best.user_attrs else hint_total
-    cal = calibrate_shape(best_shape, target, hint=hint, slope=slope, final=True, watch=watch)
+    cal = calibrate_shape(best_shape, target, hint=hint, slope=slope, final=True)
     final = Allocation(
         cal.allocation.levels,
         alloc.name,

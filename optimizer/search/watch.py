@@ -10,16 +10,11 @@ worst makes the first sweep pass:
   largest upper bounds: measured on the DHC-persons uniform rescale (all 946 pairs at 1e-8
   relative), no pair [M_i, M_j] exceeds both [M_i, M_i] and [M_j, M_j], and the worst pairs are
   [6, 6], [6, 12], [12, 12] — the pairs of the top diagonal paths;
-* :func:`screen_worst_pairs` computes every pair's certified δ at the promised ε once, at a cheap
-  tolerance (the pair compositions of the allocation; no cache, in-process), and keeps the
-  ``top`` pairs with the largest upper bounds (a full sweep's cost: ~17 s on one core);
-* :class:`WorstOf` answers ``delta(eps, tol, rtol)`` with the certified δ of the largest upper
-  bound among the proxy and the watched pairs of one allocation — a calibration against it keeps
-  every watched pair within the promise;
-* :func:`watch_builder` makes the composition builder :func:`optimizer.search.calibrate._calibrate_rhos`
-  takes: for budgets ρ·c along the full path, the proxy and the watched pairs of the scaled allocation.
-  A pair only the coarse sandwich answers is watched too: its upper bound is loose, but it is the
-  bound the confirmation checks, and it is cheap (10–30 ms per δ on the optimized DHC-persons pairs).
+* :func:`keep_watched` calibrates on the proxy at a lowered δ until the watched pairs are within the
+  promise (one proxy calibration and one evaluation of the watched pairs per step; calibrating with
+  every watched pair inside each root-finding step, the first design, took 77 s on a toy scenario and
+  ~200 s on DHC persons, whose optimum's [6, 12] costs 1.5 s per δ); pairs only the coarse sandwich
+  answers are watched too — their loose upper bound is the one the confirmation checks.
 
 The confirmation still checks every pair (and recalibrates if a pair outside the watch exceeds):
 watching only makes its first sweep the normal last one.
@@ -27,14 +22,14 @@ watching only makes its first sweep the normal last one.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from fractions import Fraction
 from typing import Any
 
 from accountant.tolerance import Tolerance
 from optimizer.allocation import Allocation
-from optimizer.pairs import pair_composition, pairs, paths_from_allocation
-from optimizer.search.proxy import _apply, _composition, mpf_to_fraction
+from optimizer.pairs import pair_composition, paths_from_allocation
+from optimizer.search.proxy import mpf_to_fraction
 from optimizer.search.target import Target
 from optimizer.spine import patterns_for
 
@@ -44,17 +39,11 @@ __all__ = [
     "SCREEN_RTOL",
     "SCREEN_TOL",
     "WATCH_PATHS",
-    "WATCH_TOP",
-    "WorstOf",
     "keep_watched",
     "screen_diagonal",
-    "screen_worst_pairs",
-    "watch_builder",
     "watched_uppers",
 ]
 
-#: pairs watched besides the proxy (the largest upper bounds of the screen)
-WATCH_TOP = 6
 #: paths of the diagonal screen whose pairs are watched (3 paths: 6 pairs)
 WATCH_PATHS = 3
 #: tolerances of the screen (absolute, relative): ranking needs far less than a certificate
@@ -62,37 +51,6 @@ SCREEN = Tolerance(1e-20, 1e-6)
 SCREEN_TOL, SCREEN_RTOL = SCREEN.absolute, SCREEN.relative
 
 Pair = tuple[int, int]
-
-
-def screen_worst_pairs(
-    alloc: Allocation,
-    target: Target,
-    *,
-    top: int = WATCH_TOP,
-    tol: float = SCREEN_TOL,
-    rtol: float = SCREEN_RTOL,
-    runner: Callable[[Allocation, Sequence[Target], list[Pair]], Mapping[Pair, Sequence[Any]]] | None = None,
-) -> tuple[Pair, ...]:
-    """The ``top`` pairs of ``alloc``'s release with the largest certified upper bound of δ(target ε),
-    largest first (ties by pair).
-
-    Without ``runner``: one in-process δ per pair at (``tol``, ``rtol``) (DHC persons: 946 pairs,
-    ~10 s on one core).  With ``runner`` (e.g. :func:`optimizer.confirm.pair_runner`: the process
-    pool or Dask, cached and resumable, at the confirmation's tolerances): ``runner(alloc, [target],
-    pairs)`` → ``{pair: [bound]}``, each bound with an exact ``upper``."""
-    paths = paths_from_allocation(alloc, patterns_for(alloc.geolevels))
-    all_pairs = [(pi.index, pj.index) for pi, pj in pairs(paths)]
-    if runner is not None:
-        bounds = runner(alloc, [target], all_pairs)
-        scored = [(Fraction(bounds[p][0].upper), p) for p in all_pairs]
-    else:
-        by = {p.index: p for p in paths}
-        scored = [
-            (mpf_to_fraction(pair_composition(by[i], by[j]).delta(target.epsilon, tol=tol, rtol=rtol).upper), (i, j))
-            for i, j in all_pairs
-        ]
-    scored.sort(key=lambda t: (-t[0], t[1]))
-    return tuple(p for _, p in scored[: max(0, top)])
 
 
 def screen_diagonal(
@@ -116,36 +74,6 @@ def screen_diagonal(
     rank = {i: k for k, i in enumerate(top)}
     pairs_ = [(min(a, b), max(a, b)) for k, a in enumerate(top) for b in top[k:]]
     return tuple(sorted(pairs_, key=lambda p: (rank[p[0]] + rank[p[1]], p)))
-
-
-class WorstOf:
-    """The certified δ with the largest upper bound among several compositions (the proxy and the
-    watched pairs of one allocation): ``delta(eps, tol, rtol)`` is what calibration reads."""
-
-    def __init__(self, compositions: Sequence[Any]):
-        if not compositions:
-            raise ValueError("WorstOf: no compositions")
-        self.compositions = tuple(compositions)
-
-    def delta(self, eps, tol: float, rtol: float):
-        ds = [c.delta(eps, tol=tol, rtol=rtol) for c in self.compositions]
-        return max(ds, key=lambda d: d.upper)
-
-
-def watch_builder(shape: Allocation, watch: Sequence[Pair]) -> Callable[[Sequence[Fraction]], WorstOf]:
-    """Builder for :func:`~optimizer.search.calibrate._calibrate_rhos`: budgets along the full path
-    (in ``shape.items()`` order) → the proxy and the ``watch`` pairs of that allocation."""
-    patterns = patterns_for(shape.geolevels)
-    wanted = tuple(dict.fromkeys(watch))
-
-    def build(rhos: Sequence[Fraction]) -> WorstOf:
-        paths = {p.index: p for p in paths_from_allocation(_apply(shape, rhos), patterns)}
-        missing = [p for p in wanted if p[0] not in paths or p[1] not in paths]
-        if missing:
-            raise ValueError(f"watch_builder: pairs {missing} are not pairs of this release ({len(paths)} paths)")
-        return WorstOf([_composition(rhos)] + [pair_composition(paths[i], paths[j]) for i, j in wanted])
-
-    return build
 
 
 #: evaluations of :func:`keep_watched` (one proxy calibration and one evaluation of the watched pairs each)

@@ -5,12 +5,11 @@ from fractions import Fraction
 
 import pytest
 
-from accountant import Composition, DiscreteGaussian
 from optimizer.allocation import load_builtin
 from optimizer.pairs import pair_composition
 from optimizer.search import calibrate_shape, target_from_allocation
-from optimizer.search.proxy import certified_ok
-from optimizer.search.watch import WorstOf, screen_worst_pairs, watch_builder
+from optimizer.search.proxy import certified_ok, mpf_to_fraction
+from optimizer.search.watch import keep_watched, watched_uppers
 
 
 @pytest.fixture(scope="module")
@@ -26,18 +25,6 @@ def _pair_delta(alloc, target, pair):
     return pair_composition(paths[pair[0]], paths[pair[1]]).delta(target.epsilon)
 
 
-def test_worst_of_returns_the_largest_upper_bound():
-    a = Composition([DiscreteGaussian(Fraction(5, 2))] * 2)
-    b = Composition([DiscreteGaussian(Fraction(3, 2))] * 2)  # less noise: larger δ
-    w = WorstOf([a, b])
-    d = w.delta(Fraction(1), tol=1e-30, rtol=1e-12)
-    db = b.delta(Fraction(1), tol=1e-30, rtol=1e-12)
-    assert d.upper == db.upper and d.lower == db.lower
-    assert d.upper > a.delta(Fraction(1), tol=1e-30, rtol=1e-12).upper
-    with pytest.raises(ValueError, match="no compositions"):
-        WorstOf([])
-
-
 def test_proxy_calibration_leaves_a_pair_above_the_promise_and_watching_it_does_not(dhc):
     """The defect: the uniform factor calibrated on the proxy alone puts [6, 6] above the promised δ
     (so the confirmation needed a second sweep); calibrated on the proxy and [6, 6], every watched
@@ -45,23 +32,22 @@ def test_proxy_calibration_leaves_a_pair_above_the_promise_and_watching_it_does_
     alloc, target = dhc
     proxy_only = calibrate_shape(alloc, target, hint=1.1)
     assert not certified_ok(_pair_delta(proxy_only.allocation, target, (6, 6)), target)
-    watched = calibrate_shape(alloc, target, hint=1.1, watch=[(6, 6)])
+    watched, _, _ = keep_watched(lambda t: calibrate_shape(alloc, t, hint=1.1), target, [(6, 6)])
     assert watched.c < proxy_only.c
     assert float(proxy_only.c / watched.c) < 1 + 1e-4
     assert certified_ok(_pair_delta(watched.allocation, target, (6, 6)), target)
     assert certified_ok(watched.delta, target)
 
 
-def test_watch_builder_refuses_pairs_of_another_release(dhc):
-    alloc, _ = dhc
-    build = watch_builder(alloc, [(6, 99)])
+def test_a_watch_refuses_pairs_of_another_release(dhc):
+    alloc, target = dhc
     with pytest.raises(ValueError, match=r"\(6, 99\)"):
-        build([r for _, _, r in alloc.items()])
+        watched_uppers(alloc, target, [(6, 99)])
 
 
-def test_watch_builder_watches_pairs_only_the_coarse_sandwich_answers(dhc):
+def test_pairs_only_the_coarse_sandwich_answers_are_watched_too(dhc):
     """A watched pair that only the coarse sandwich answers (a what-if with distinct budgets on
-    1/10^5) is calibrated on too: its loose upper bound is the one the confirmation checks."""
+    1/10^5) is watched with its loose upper bound: the bound the confirmation checks."""
     from accountant.composition import engine_plan
     from optimizer.confirm import paths_of
     from optimizer.pairs import mechanism
@@ -72,11 +58,10 @@ def test_watch_builder_watches_pairs_only_the_coarse_sandwich_answers(dhc):
     paths = {p.index: p for p in paths_of(fine)}
     plan = {pr: engine_plan(mechanism(paths[pr[0]]) + mechanism(paths[pr[1]])).exact for pr in [(6, 6), (13, 13)]}
     assert plan == {(6, 6): False, (13, 13): True}
-    worst = watch_builder(fine, [(6, 6), (13, 13), (6, 6)])([r for _, _, r in fine.items()])
-    assert len(worst.compositions) == 3  # the proxy, [6, 6] (once) and [13, 13]
-    d = worst.delta(target.epsilon, tol=1e-30, rtol=1e-12)
-    coarse = pair_composition(paths[6], paths[6]).delta(target.epsilon, tol=1e-30, rtol=1e-12)
-    assert not coarse.tolerance_met and d.upper >= coarse.upper
+    uppers = watched_uppers(fine, target, [(6, 6), (13, 13)])
+    assert set(uppers) == {(6, 6), (13, 13)}
+    coarse = pair_composition(paths[6], paths[6]).delta(target.epsilon)
+    assert not coarse.tolerance_met and uppers[(6, 6)] == mpf_to_fraction(coarse.upper)
 
 
 def test_diagonal_screen_watches_the_pairs_of_the_largest_diagonal_paths(dhc):
@@ -96,21 +81,6 @@ def test_diagonal_screen_watches_the_pairs_of_the_largest_diagonal_paths(dhc):
     assert len(screen_diagonal(alloc, target, paths=3)) == 6
     with pytest.raises(ValueError, match="paths must be >= 1"):
         screen_diagonal(alloc, target, paths=0)
-
-
-@pytest.mark.slow
-def test_screen_through_the_pair_runner_ranks_as_in_process(tmp_path):
-    """A screen of every pair (the pipeline's screen is the diagonal one now) can run through the
-    confirmation's cached pair runner (pool or Dask); it ranks the pairs as the in-process screen
-    does (PL94 units: 528 pairs)."""
-    from optimizer.confirm import pair_runner
-
-    alloc = load_builtin("pl94-units")
-    target = target_from_allocation(alloc)
-    here = screen_worst_pairs(alloc, target, top=4)
-    pooled = screen_worst_pairs(alloc, target, top=4, runner=pair_runner(tmp_path / "cache", 1))
-    assert here == pooled and len(here) == 4
-    assert any((tmp_path / "cache").iterdir())  # cached: a rerun resumes
 
 
 def test_keep_watched_lowers_the_proxy_just_enough(dhc):
