@@ -39,9 +39,8 @@ import mpmath
 import pandas as pd
 
 from accountant import Composition, DiscreteGaussian
+from bench import baseline as B
 from optimizer.atomic import atomic_write_text
-
-from . import baseline as B
 
 ROOT = Path(__file__).resolve().parent.parent
 ALLOCATION_CSV = ROOT / "optimizer" / "data" / "census2020" / "dhc_persons_allocation.csv"

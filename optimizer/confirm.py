@@ -24,10 +24,9 @@ from pathlib import Path
 from typing import Any
 
 from accountant.tolerance import DELTA
-
-from .allocation import Allocation
-from .search import Target, mpf_to_fraction
-from .search.proxy import _composition
+from optimizer.allocation import Allocation
+from optimizer.search import Target, mpf_to_fraction
+from optimizer.search.proxy import _composition
 
 __all__ = [
     "Confirmation",
@@ -101,8 +100,8 @@ class Confirmation:
 
 def paths_of(alloc: Allocation):
     """The paths of ``alloc``'s release (:func:`optimizer.spine.patterns_for`, the one rule)."""
-    from .pairs import paths_from_allocation
-    from .spine import patterns_for
+    from optimizer.pairs import paths_from_allocation
+    from optimizer.spine import patterns_for
 
     return paths_from_allocation(alloc, patterns_for(alloc.geolevels))
 
@@ -224,7 +223,7 @@ def _default_runner(cache_dir, workers, progress, label=None, scheduler=None, fr
     to ``fresh``."""
 
     def run(alloc: Allocation, points: Sequence[Target], pair_list):
-        from .runner import run_jobs
+        from optimizer.runner import run_jobs
 
         unique, rep = _distinct_compositions(_pair_specs(alloc, points, pair_list))
         computed: set[int] = set()
@@ -500,7 +499,7 @@ def _round_line(n: int, worst: tuple[int, int], upper: Fraction, delta: Fraction
 def _screen(current: Allocation, pair_list, label: str, say):
     """Plan every pair's engine before the round (:func:`optimizer.exactness.screen_pairs`) and say which
     will not be exact."""
-    from .exactness import screen_pairs
+    from optimizer.exactness import screen_pairs
 
     screened = screen_pairs(current, pairs=pair_list)
     for line in screened.lines(label):
@@ -511,7 +510,7 @@ def _screen(current: Allocation, pair_list, label: str, say):
 def _result(passed, current, points, pair_list, deltas, worst_at, counts, factor, t0, screened) -> Confirmation:
     """The :class:`Confirmation` of the last round: ``worst_at`` = (worst pair, its point's index),
     ``counts`` = (pairs, rounds, pair jobs, jobs whose tolerance was not met)."""
-    from .pairs import worst_pair_rule
+    from optimizer.pairs import worst_pair_rule
 
     (worst, wk), (n_pairs, rounds, jobs, jobs_bad) = worst_at, counts
     verdict = worst_pair_rule({p: v[wk] for p, v in deltas.items()})
@@ -562,7 +561,7 @@ def _runners(single: bool, pairs_runner, verify_runner, cache_dir, workers, prog
 
 def _pair_list(alloc: Allocation, pairs: Sequence[tuple[int, int]] | None) -> list[tuple[int, int]]:
     """The pairs to check: all i ≤ j of ``alloc``'s paths, or ``pairs`` (each ordered i ≤ j)."""
-    from .pairs import pairs as all_pairs
+    from optimizer.pairs import pairs as all_pairs
 
     if pairs is None:
         return [(a.index, b.index) for a, b in all_pairs(paths_of(alloc))]

@@ -20,8 +20,8 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
-from .allocation import Allocation
-from .search import Target, calibrate_shape, target_from_allocation
+from optimizer.allocation import Allocation
+from optimizer.search import Target, calibrate_shape, target_from_allocation
 
 __all__ = ["CurveRescale", "CurveTarget", "confirm_curve", "default_curve_deltas", "uniform_rescale_curve"]
 
@@ -97,6 +97,6 @@ def confirm_curve(alloc: Allocation, curve: CurveTarget, **confirm_kw) -> Any:
     Returns:
         the :class:`optimizer.confirm.Confirmation`; its ``worst_point`` is the binding point.
     """
-    from .confirm import confirm
+    from optimizer.confirm import confirm
 
     return confirm(alloc, list(curve.points), **confirm_kw)

@@ -21,7 +21,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .allocation import Allocation
+from optimizer.allocation import Allocation
 
 __all__ = ["ExactnessScreen", "PairPlan", "screen_pairs", "screen_paths"]
 
@@ -108,9 +108,8 @@ def screen_paths(
     or only of ``pairs``: each pair's composition [M_i, M_j] is planned by
     :func:`accountant.composition.engine_plan` (nothing integrated)."""
     from accountant.composition import engine_plan
-
-    from .pairs import mechanism
-    from .pairs import pairs as all_pairs
+    from optimizer.pairs import mechanism
+    from optimizer.pairs import pairs as all_pairs
 
     t0 = time.perf_counter()
     by_index = {p.index: p for p in paths}
@@ -138,8 +137,8 @@ def screen_pairs(
     """:class:`ExactnessScreen` of an allocation's pairs: its paths from ``patterns`` (default
     :func:`optimizer.spine.patterns_for` of its geolevels, the rule of ``pairs`` and of the
     all-pairs confirmation), all pairs i ≤ j or only ``pairs``."""
-    from .pairs import paths_from_allocation
-    from .spine import patterns_for
+    from optimizer.pairs import paths_from_allocation
+    from optimizer.spine import patterns_for
 
     pats = patterns_for(alloc.geolevels) if patterns is None else patterns
     return screen_paths(paths_from_allocation(alloc, pats), pairs=pairs, name=alloc.name)

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
-from .allocation import Allocation, GeolevelBudget
+from optimizer.allocation import Allocation, GeolevelBudget
 
 __all__ = [
     "NEIGHBOUR_MODELS",
@@ -114,9 +114,8 @@ def geolevel_view(
 ) -> list[GeolevelRow]:
     """Per geolevel of ``alloc``: promised and exact ε at ``delta``, unused budget, variance drop."""
     from accountant.decimals import decimal_string
-
-    from .search import Target, target_from_allocation
-    from .search.calibrate import _calibrate_rhos
+    from optimizer.search import Target, target_from_allocation
+    from optimizer.search.calibrate import _calibrate_rhos
 
     _model(model)
     rows = []
@@ -126,7 +125,7 @@ def geolevel_view(
         comp = geolevel_composition(lv, model)
         res = comp.epsilon(target.delta, tol=eps_rtol)
         eps_p = Fraction(target.epsilon)
-        from .search import mpf_to_fraction
+        from optimizer.search import mpf_to_fraction
 
         e_hi = mpf_to_fraction(res.value)
         e_lo = mpf_to_fraction(res.lower) if res.lower is not None else None
@@ -183,8 +182,7 @@ def geolevel_promises(
     upper bound is at most ε_ℓ. A reallocation calibrated on the whole release may move budget
     between geolevels and so break some geolevel's own promise; this says which."""
     from accountant.decimals import decimal_string
-
-    from .search import mpf_to_fraction, target_from_allocation
+    from optimizer.search import mpf_to_fraction, target_from_allocation
 
     _model(model)
     by_name = {lv.name: lv for lv in new.levels}

@@ -18,8 +18,8 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
-from .allocation import Allocation
-from .objectives import ParetoGuard, convex_optimum
+from optimizer.allocation import Allocation
+from optimizer.objectives import ParetoGuard, convex_optimum
 
 __all__ = ["GuardedOptimum", "calibrated_optimum"]
 
@@ -77,7 +77,7 @@ def calibrated_optimum(
         optimizer.objectives.InfeasibleGuard: the guard needs more budget than the promise allows.
         RuntimeError: no round reached a calibration factor ≥ 1.
     """
-    from .search import calibrate_shape
+    from optimizer.search import calibrate_shape
 
     lower = guard.lower_bounds(baseline) if guard is not None else None
     total = Fraction(start_total)
@@ -100,7 +100,7 @@ def calibrated_optimum(
         previous = shape
         total = total * cal.c * (1 - margin)
         if lower is not None and sum(lower.values(), Fraction(0)) > total:
-            from .shares import InfeasibleGuard
+            from optimizer.shares import InfeasibleGuard
 
             raise InfeasibleGuard(
                 f"the guard ({guard.describe() if guard else ''}) needs total ρ {float(sum(lower.values())):.10g}, "

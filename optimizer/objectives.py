@@ -44,11 +44,11 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
-from .allocation import Allocation
-from .shares import SHAPE_DENOMINATOR, InfeasibleGuard, exact_shape, solve_shares  # re-exported
+from optimizer.allocation import Allocation
+from optimizer.shares import SHAPE_DENOMINATOR, InfeasibleGuard, exact_shape, solve_shares  # re-exported
 
 if TYPE_CHECKING:
-    from .published_variance import FanOuts
+    from optimizer.published_variance import FanOuts
 
 __all__ = [
     "DEFAULT_OBJECTIVE",
@@ -132,7 +132,7 @@ class Objective:
         if self.name == "minimax-relative":
             return max_variance_ratio(new, baseline)
         if self.name == "published-variance":
-            from .published_variance import relative_published_variance
+            from optimizer.published_variance import relative_published_variance
 
             return relative_published_variance(new, baseline, weights, self.fan_outs)
         a = self.coefficients(baseline, weights)
@@ -153,7 +153,7 @@ class Objective:
         :func:`optimizer.published_variance.published_variance_optimum`.  Not defined for minimax-relative
         (its optimum is the uniform rescale)."""
         if self.name == "published-variance":
-            from .published_variance import published_variance_optimum
+            from optimizer.published_variance import published_variance_optimum
 
             return published_variance_optimum(
                 baseline, weights, total, lower, fan_outs=self.fan_outs, on_inaccurate=on_inaccurate

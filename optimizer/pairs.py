@@ -28,8 +28,8 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
-from .allocation import Allocation
-from .spine import Pattern, dhc_persons_patterns, normalize_pattern, path_allocation
+from optimizer.allocation import Allocation
+from optimizer.spine import Pattern, dhc_persons_patterns, normalize_pattern, path_allocation
 
 __all__ = [
     "MAIN_PAIR",

@@ -40,12 +40,11 @@ import mpmath
 
 from accountant.decimals import decimal_ratio, decimal_string, exact_fraction, format_error_up, mid_decimal, outward
 from accountant.tolerance import DELTA, TRADEOFF
-
-from .allocation import Allocation, load_builtin
-from .atomic import atomic_write_text
-from .pairs import MAIN_PAIR, Path, lower_convex_envelope_decimal, paths_from_allocation, worst_case
-from .provenance import allocation_digest, check_run, code_version, seal
-from .spine import DHC_GEOLEVELS, Pattern, patterns_for
+from optimizer.allocation import Allocation, load_builtin
+from optimizer.atomic import atomic_write_text
+from optimizer.pairs import MAIN_PAIR, Path, lower_convex_envelope_decimal, paths_from_allocation, worst_case
+from optimizer.provenance import allocation_digest, check_run, code_version, seal
+from optimizer.spine import DHC_GEOLEVELS, Pattern, patterns_for
 
 __all__ = [
     "DEFAULT_DELTA_ZCDP",
@@ -334,7 +333,7 @@ def pair_specs(
     only: Iterable[tuple[int, int]] | None = None,
 ) -> list[PairSpec]:
     """One :class:`PairSpec` per pair i ≤ j of ``paths`` (or only the listed pairs)."""
-    from .pairs import pairs as all_pairs
+    from optimizer.pairs import pairs as all_pairs
 
     wanted = None if only is None else {tuple(sorted(p)) for p in only}
     out = []
@@ -455,8 +454,8 @@ def recheck_worst_pairs(
     import warnings
     from types import SimpleNamespace
 
-    from .confirm import FRESH_POOL_MIN, _verify_worst
-    from .runner import run_jobs
+    from optimizer.confirm import FRESH_POOL_MIN, _verify_worst
+    from optimizer.runner import run_jobs
 
     if not specs:
         return [], []
@@ -516,7 +515,7 @@ def _disagreements(cached, fresh, eps, by_pair, cache_dir) -> list[dict]:
     import decimal
     import warnings
 
-    from .runner import job_id
+    from optimizer.runner import job_id
 
     disagreements = []
     D = decimal.Decimal
@@ -734,7 +733,7 @@ def _planned_specs(paths, eps, name, tols, only_pairs, limit_pairs, screen: bool
     specs = sorted(specs, key=lambda sp: (len(sp.rho_i) + len(sp.rho_j), sp.pair))
     screened = None
     if screen:
-        from .exactness import screen_paths
+        from optimizer.exactness import screen_paths
 
         screened = screen_paths(paths, pairs=[sp.pair for sp in specs], name=name)
         for line in screened.lines():
@@ -745,7 +744,7 @@ def _planned_specs(paths, eps, name, tols, only_pairs, limit_pairs, screen: bool
 def _run_pairs(specs, label: str, cache_dir, workers, scheduler, progress, recheck_worst: bool):
     """Run (or read from the cache) every pair job, then recheck without the cache the pairs that may be
     the worst: ``(results by pair, pairs computed now, pairs recomputed, disagreements, seconds)``."""
-    from .runner import run_jobs
+    from optimizer.runner import run_jobs
 
     t0 = time.perf_counter()
     computed: set[int] = set()

@@ -183,7 +183,7 @@ def run_inputs(*, scenario: Mapping | None, alloc, target, weights: Mapping) -> 
 
 def scenario_run_inputs(sc) -> dict:
     """The :func:`run_inputs` that ``census-plb optimize --scenario`` would record for ``sc``."""
-    from .search.target import target_from_allocation
+    from optimizer.search.target import target_from_allocation
 
     alloc = sc.load_allocation()
     target = target_from_allocation(alloc, delta=sc.target_delta_text, conversion=sc.conversion)

@@ -53,8 +53,7 @@ from itertools import pairwise
 from typing import Any, NamedTuple
 
 from accountant.exact import to_fraction
-
-from .allocation import Allocation
+from optimizer.allocation import Allocation
 
 __all__ = [
     "DHC_FAN_OUTS_2020",
@@ -385,7 +384,7 @@ def published_variance_optimum(
     import cvxpy as cp
     import numpy as np
 
-    from .shares import InfeasibleGuard, solve_shares
+    from optimizer.shares import InfeasibleGuard, solve_shares
 
     keys = [(g, q) for g, q, _ in baseline.items()]
     lo = {k: Fraction(0) for k in keys} if lower is None else {k: Fraction(lower[k]) for k in keys}

@@ -36,7 +36,7 @@ from functools import cache
 from itertools import product
 from pathlib import Path
 
-from .allocation import Allocation
+from optimizer.allocation import Allocation
 
 __all__ = [
     "DHC_GEOLEVELS",

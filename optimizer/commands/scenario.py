@@ -61,9 +61,8 @@ def run(args) -> int:
             )
         return 0
     if args.action == "run":
+        from optimizer.commands.report import _progress
         from optimizer.run_report import ReportRequest, report_scenario
-
-        from .report import _progress
 
         req = ReportRequest(
             scenario=args.name,
