@@ -16,7 +16,7 @@ R/K, per-query shares on 1/D within each level) and computes one certified δ(26
 that answered, whether the tolerance was met and the time.
 
 Why the totals matter: a bypassed geolevel's budget A is merged into the present level above it,
-scaling that level's queries by (T + A)/T (:func:`optimizer.spine.path_allocation`), so the pair
+scaling that level's queries by (T + A)/T (:func:`optimizer.census.spine.path_allocation`), so the pair
 weights carry the level totals T_g in their denominators.  Measured 2026-12-06 (pairs 13-13, 6-6,
 10-31, 20-41, 5-8): per-query values that leave the totals arbitrary (jitter ±3 on 1/10^4, or
 distinct on 1/10^5) put every pair but the proxy on the coarse sandwich, while level totals on
@@ -51,10 +51,10 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
-from optimizer.allocation import Allocation, load_builtin
 from optimizer.atomic import atomic_write_text
+from optimizer.census.allocation import Allocation, load_builtin
+from optimizer.census.pairs import pair_composition
 from optimizer.confirm import paths_of
-from optimizer.pairs import pair_composition
 from optimizer.search.study import _apply
 
 COLUMNS = ["variant", "pair", "engine", "tolerance_met", "seconds", "delta_upper"]
@@ -141,7 +141,7 @@ def snapped_survey(log=print) -> dict:
     import numpy as np
 
     from optimizer import objectives as O
-    from optimizer.allocation import GeolevelBudget
+    from optimizer.census.allocation import GeolevelBudget
     from optimizer.exactness import screen_pairs
     from optimizer.guarded import calibrated_optimum
     from optimizer.pipeline import spec_for

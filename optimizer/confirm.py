@@ -1,8 +1,8 @@
 """Confirm a re-tuned allocation on every pair of paths, not only the proxy.
 
 :func:`confirm` regenerates the 43 DHC-persons paths from the allocation
-(:func:`optimizer.pairs.dhc_persons_paths`; other run types: every bypass pattern of
-:func:`optimizer.spine.all_patterns`), computes the certified δ(target ε) of every pair [M_i, M_j]
+(:func:`optimizer.census.pairs.dhc_persons_paths`; other run types: every bypass pattern of
+:func:`optimizer.census.spine.all_patterns`), computes the certified δ(target ε) of every pair [M_i, M_j]
 and passes only if every pair's δ.upper ≤ target δ (compared exactly).  If a pair violates,
 the uniform factor is recalibrated on the worst pair (Newton step in log c, then a check of
 that pair) and the whole set is confirmed again.
@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from accountant.tolerance import DELTA
-from optimizer.allocation import Allocation
+from optimizer.census.allocation import Allocation
 from optimizer.search import Target, mpf_to_fraction
 from optimizer.search.proxy import _composition
 
@@ -74,7 +74,7 @@ class Confirmation:
     worst_point: Any = None  # the Target whose δ is closest to being exceeded (the binding point)
     point_deltas: dict = field(default_factory=dict)  # pair -> [bound per point of the target]
     points: tuple = ()  # the target's points (one for a point target), in point_deltas' order
-    #: the worst-pair rule at the worst point (:func:`optimizer.pairs.worst_pair_rule`): ``worst_pair``
+    #: the worst-pair rule at the worst point (:func:`optimizer.census.pairs.worst_pair_rule`): ``worst_pair``
     #: is certainly the worst only when this is True (its lower bound ≥ every other pair's upper)
     worst_certain: bool = False
     #: the pairs tied within their bounds at the worst point (``[worst_pair]`` when certain)
@@ -99,9 +99,9 @@ class Confirmation:
 
 
 def paths_of(alloc: Allocation):
-    """The paths of ``alloc``'s release (:func:`optimizer.spine.patterns_for`, the one rule)."""
-    from optimizer.pairs import paths_from_allocation
-    from optimizer.spine import patterns_for
+    """The paths of ``alloc``'s release (:func:`optimizer.census.spine.patterns_for`, the one rule)."""
+    from optimizer.census.pairs import paths_from_allocation
+    from optimizer.census.spine import patterns_for
 
     return paths_from_allocation(alloc, patterns_for(alloc.geolevels))
 
@@ -510,7 +510,7 @@ def _screen(current: Allocation, pair_list, label: str, say):
 def _result(passed, current, points, pair_list, deltas, worst_at, counts, factor, t0, screened) -> Confirmation:
     """The :class:`Confirmation` of the last round: ``worst_at`` = (worst pair, its point's index),
     ``counts`` = (pairs, rounds, pair jobs, jobs whose tolerance was not met)."""
-    from optimizer.pairs import worst_pair_rule
+    from optimizer.census.pairs import worst_pair_rule
 
     (worst, wk), (n_pairs, rounds, jobs, jobs_bad) = worst_at, counts
     verdict = worst_pair_rule({p: v[wk] for p, v in deltas.items()})
@@ -561,7 +561,7 @@ def _runners(single: bool, pairs_runner, verify_runner, cache_dir, workers, prog
 
 def _pair_list(alloc: Allocation, pairs: Sequence[tuple[int, int]] | None) -> list[tuple[int, int]]:
     """The pairs to check: all i ≤ j of ``alloc``'s paths, or ``pairs`` (each ordered i ≤ j)."""
-    from optimizer.pairs import pairs as all_pairs
+    from optimizer.census.pairs import pairs as all_pairs
 
     if pairs is None:
         return [(a.index, b.index) for a, b in all_pairs(paths_of(alloc))]
@@ -601,7 +601,7 @@ def confirmation_keys(uniform: Confirmation | None, optimized: Confirmation | No
     rescale and of the optimized allocation (``None``: not run, then every value is ``None``):
 
     * ``worst_pair_certain`` / ``uniform_worst_pair_certain``: the reported worst pair is certainly
-      the worst (its lower bound ≥ every other pair's upper bound, :func:`optimizer.pairs.worst_pair_rule`);
+      the worst (its lower bound ≥ every other pair's upper bound, :func:`optimizer.census.pairs.worst_pair_rule`);
     * ``worst_pairs_tied`` / ``uniform_worst_pairs_tied``: the pairs tied within their bounds
       (only the worst pair when certain);
     * ``release_delta_interval`` / ``uniform_release_delta_interval``: the release's δ at the worst

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
-from optimizer.allocation import Allocation
+from optimizer.census.allocation import Allocation
 from optimizer.search import Target, calibrate_shape, target_from_allocation
 
 __all__ = ["CurveRescale", "CurveTarget", "confirm_curve", "default_curve_deltas", "uniform_rescale_curve"]

@@ -21,7 +21,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from optimizer.allocation import Allocation
+from optimizer.census.allocation import Allocation
 
 __all__ = ["ExactnessScreen", "PairPlan", "screen_pairs", "screen_paths"]
 
@@ -104,12 +104,12 @@ def _engines_text(engines: dict[str, int]) -> str:
 def screen_paths(
     paths: Sequence[Any], *, pairs: Iterable[tuple[int, int]] | None = None, name: str = "allocation"
 ) -> ExactnessScreen:
-    """:class:`ExactnessScreen` of the pairs i ≤ j of ``paths`` (:class:`optimizer.pairs.Path`),
+    """:class:`ExactnessScreen` of the pairs i ≤ j of ``paths`` (:class:`optimizer.census.pairs.Path`),
     or only of ``pairs``: each pair's composition [M_i, M_j] is planned by
     :func:`accountant.composition.engine_plan` (nothing integrated)."""
     from accountant.composition import engine_plan
-    from optimizer.pairs import mechanism
-    from optimizer.pairs import pairs as all_pairs
+    from optimizer.census.pairs import mechanism
+    from optimizer.census.pairs import pairs as all_pairs
 
     t0 = time.perf_counter()
     by_index = {p.index: p for p in paths}
@@ -135,10 +135,10 @@ def screen_pairs(
     alloc: Allocation, *, pairs: Iterable[tuple[int, int]] | None = None, patterns: Sequence[Any] | None = None
 ) -> ExactnessScreen:
     """:class:`ExactnessScreen` of an allocation's pairs: its paths from ``patterns`` (default
-    :func:`optimizer.spine.patterns_for` of its geolevels, the rule of ``pairs`` and of the
+    :func:`optimizer.census.spine.patterns_for` of its geolevels, the rule of ``pairs`` and of the
     all-pairs confirmation), all pairs i ≤ j or only ``pairs``."""
-    from optimizer.pairs import paths_from_allocation
-    from optimizer.spine import patterns_for
+    from optimizer.census.pairs import paths_from_allocation
+    from optimizer.census.spine import patterns_for
 
     pats = patterns_for(alloc.geolevels) if patterns is None else patterns
     return screen_paths(paths_from_allocation(alloc, pats), pairs=pairs, name=alloc.name)

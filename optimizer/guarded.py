@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
-from optimizer.allocation import Allocation
+from optimizer.census.allocation import Allocation
 from optimizer.objectives import ParetoGuard, convex_optimum
 
 __all__ = ["GuardedOptimum", "calibrated_optimum"]

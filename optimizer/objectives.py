@@ -44,7 +44,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
-from optimizer.allocation import Allocation
+from optimizer.census.allocation import Allocation
 from optimizer.shares import SHAPE_DENOMINATOR, InfeasibleGuard, exact_shape, solve_shares  # re-exported
 
 if TYPE_CHECKING:

@@ -61,7 +61,7 @@ class RunSpec:
 
     Attributes:
         name: scenario (or built-in allocation) name; runs go to ``runs/<name>/`` by default.
-        allocation: the baseline :class:`optimizer.allocation.Allocation`.
+        allocation: the baseline :class:`optimizer.census.allocation.Allocation`.
         conversion: zCDP → (ε, δ) conversion of the promise (``"bun-steinke"`` or ``"cks"``).
         delta: the target δ as written (exact decimal or fraction string).
         trials: Optuna trials to run now; seed: the study's seed.
@@ -106,7 +106,7 @@ def spec_for(
     """A :class:`RunSpec` from a scenario (name or ``.toml`` path; a built-in allocation name is
     accepted too) or a built-in allocation, with optional overrides; everything is validated here,
     before any work (``ValueError`` naming the value and where it came from)."""
-    from optimizer.allocation import BUILTIN_NAMES, load_builtin
+    from optimizer.census.allocation import BUILTIN_NAMES, load_builtin
 
     if (scenario is None) == (allocation is None):
         raise ValueError("give exactly one of scenario and allocation")
@@ -287,7 +287,7 @@ def optimize(
 def _labelled(optimized, spec: RunSpec, obj, guard, target):
     """The optimized allocation named for what it is (``<scenario>-optimized``) and with a provenance
     that says who made it from what — never the baseline's name or "production" provenance."""
-    from optimizer.allocation import Allocation
+    from optimizer.census.allocation import Allocation
 
     base = spec.allocation
     guard_text = guard.describe() if guard is not None else "no Pareto guard"
@@ -729,10 +729,10 @@ def _point_rows(conf) -> list[dict[str, Any]]:
 
 
 def _geolevel_summary(alloc, uniform, optimized, delta: str, conv: str) -> dict[str, Any]:
-    """Each geolevel as its own mechanism (:mod:`optimizer.geolevels`, the Census neighbour model):
+    """Each geolevel as its own mechanism (:mod:`optimizer.census.geolevels`, the Census neighbour model):
     the baseline's promised and exact ε per geolevel, and whether the uniform rescale and the
     optimized allocation keep every geolevel's own promise."""
-    from optimizer.geolevels import geolevel_promises, geolevel_view
+    from optimizer.census.geolevels import geolevel_promises, geolevel_view
 
     out: dict[str, Any] = {"model": "census", "delta": delta, "conversion": conv}
     out["baseline"] = [r.as_dict() for r in geolevel_view(alloc, delta, conv)]

@@ -2,15 +2,15 @@
 
 A release's certified (ε, δ) curve is the maximum of δ over all pairs [M_i, M_j] of its spine
 paths, and its trade-off curve the lower convex envelope of the pairs' curves
-(:mod:`optimizer.pairs`; arXiv 2606.29835 §1.3).  This module turns that into jobs for
+(:mod:`optimizer.census.pairs`; arXiv 2606.29835 §1.3).  This module turns that into jobs for
 :func:`optimizer.runner.run_jobs` (parallel, cached, resumable), one job per pair, then
 aggregates:
 
 * :func:`pair_job` — the picklable job: exact ρ lists of two paths in, JSON-ready strings out
   (δ value/lower/upper/error per ε, optionally α/β per trade-off threshold, seconds, nodes);
 * :func:`release_profile` — all pairs of an allocation's paths through the runner, then
-  :func:`optimizer.pairs.worst_case` (max δ per ε, arg-max pair, ``certain`` flag),
-  :func:`optimizer.pairs.lower_convex_envelope` (trade-off envelope of safe vertices), the
+  :func:`optimizer.census.pairs.worst_case` (max δ per ε, arg-max pair, ``certain`` flag),
+  :func:`optimizer.census.pairs.lower_convex_envelope` (trade-off envelope of safe vertices), the
   main pair [13, 13] and the zCDP claim (Bun–Steinke and CKS) beside it;
 * :func:`release_patterns` — which path patterns a built-in allocation is profiled with, and
   a note saying where they come from (only DHC persons' 43 patterns are published);
@@ -40,11 +40,11 @@ import mpmath
 
 from accountant.decimals import decimal_ratio, decimal_string, exact_fraction, format_error_up, mid_decimal, outward
 from accountant.tolerance import DELTA, TRADEOFF
-from optimizer.allocation import Allocation, load_builtin
 from optimizer.atomic import atomic_write_text
-from optimizer.pairs import MAIN_PAIR, Path, lower_convex_envelope_decimal, paths_from_allocation, worst_case
+from optimizer.census.allocation import Allocation, load_builtin
+from optimizer.census.pairs import MAIN_PAIR, Path, lower_convex_envelope_decimal, paths_from_allocation, worst_case
+from optimizer.census.spine import DHC_GEOLEVELS, Pattern, patterns_for
 from optimizer.provenance import allocation_digest, check_run, code_version, seal
-from optimizer.spine import DHC_GEOLEVELS, Pattern, patterns_for
 
 __all__ = [
     "DEFAULT_DELTA_ZCDP",
@@ -305,7 +305,7 @@ def release_patterns(name: str | None, allocation: Allocation | None = None) -> 
     * ``dhc-persons`` (and its PR run): the 43 published DHC-persons patterns
       (PR: those patterns without ``US`` would not validate, so the superset is used);
     * other DHC runs (8 DHC geolevels): the DHC-persons patterns, saying so;
-    * PL94 runs and custom allocations: :func:`optimizer.spine.all_patterns` (superset).
+    * PL94 runs and custom allocations: :func:`optimizer.census.spine.all_patterns` (superset).
     """
     if allocation is None:
         if name is None:
@@ -333,7 +333,7 @@ def pair_specs(
     only: Iterable[tuple[int, int]] | None = None,
 ) -> list[PairSpec]:
     """One :class:`PairSpec` per pair i ≤ j of ``paths`` (or only the listed pairs)."""
-    from optimizer.pairs import pairs as all_pairs
+    from optimizer.census.pairs import pairs as all_pairs
 
     wanted = None if only is None else {tuple(sorted(p)) for p in only}
     out = []

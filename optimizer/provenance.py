@@ -23,6 +23,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+import optimizer
+
 __all__ = [
     "RESULT_FORMAT",
     "allocation_digest",
@@ -38,37 +40,27 @@ __all__ = [
 #: Format version of ``optimize.json`` (bump when its meaning or fields change).
 RESULT_FORMAT = 3  # 3: delta_grid.csv and confirm_pairs.csv
 
-_ROOT = Path(__file__).resolve().parent.parent
-#: optimizer modules that compute numbers, relative to ``optimizer/`` (the report package, the
-#: commands, cli, runner, formatting and atomic only present or move them)
-_COMPUTE_MODULES = (
-    "accounting.py",
-    "allocation.py",
-    "confirm.py",
-    "curve_target.py",
-    "exactness.py",
-    "geolevels.py",
-    "guarded.py",
-    "located.py",
-    "objectives.py",
-    "pairs.py",
-    "pipeline.py",
-    "profile.py",
-    "published_variance.py",
-    "provenance.py",
-    "run_result.py",
-    "shares.py",
-    "search/__init__.py",
-    "search/calibrate.py",
-    "search/convex.py",
-    "search/proxy.py",
-    "search/study.py",
-    "search/target.py",
-    "search/variance.py",
-    "search/watch.py",
-    "side_effects.py",
-    "spine.py",
+_ROOT = Path(optimizer.__file__).resolve().parent.parent
+#: optimizer sources that only present or move numbers, relative to ``optimizer/`` (a folder ends
+#: in "/"): the CLI, the report, formatting, atomic writes and the job runner.  Every other optimizer
+#: module is in the code version, so a new computing module changes it without being listed.
+PRESENTATION = (
+    "__init__.py",
+    "atomic.py",
+    "cli.py",
+    "commands/",
+    "formatting.py",
+    "report/",
+    "run_report.py",
+    "runner.py",
 )
+
+
+def compute_modules() -> tuple[str, ...]:
+    """The optimizer sources of the code version, relative to ``optimizer/`` (all but :data:`PRESENTATION`)."""
+    root = _ROOT / "optimizer"
+    names = sorted(p.relative_to(root).as_posix() for p in root.rglob("*.py"))
+    return tuple(n for n in names if not any(n == q or (q.endswith("/") and n.startswith(q)) for q in PRESENTATION))
 
 
 def canonical(obj: Any) -> str:
@@ -137,7 +129,7 @@ def _files_hash(files: tuple[str, ...]) -> str:
 
 def _compute_files(extra: tuple[str, ...] = ()) -> tuple[str, ...]:
     files = sorted(str(p) for p in (_ROOT / "accountant").glob("*.py"))
-    files += [str(_ROOT / "optimizer" / m) for m in _COMPUTE_MODULES]
+    files += [str(_ROOT / "optimizer" / m) for m in compute_modules()]
     for e in extra:
         if e not in files:
             files.append(e)

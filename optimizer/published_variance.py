@@ -24,7 +24,7 @@ computed exactly in fractions (:func:`published_variances`)::
 step spreads the parent's residual equally over its c_ℓ children.)  The bottom level must be
 measured: otherwise the bottom-level counts are not identified and u_L is infinite.
 
-**Queries across geolevels.**  An :class:`~optimizer.allocation.Allocation` measures named
+**Queries across geolevels.**  An :class:`~optimizer.census.allocation.Allocation` measures named
 queries at every geolevel; a query name denotes the same marginal at every geolevel (DHC: the
 same 10 queries at all 8 geolevels; P.L. 94-171 persons: ``total`` is not measured at US).
 Each query is its own hierarchy, its cells independent of each other and of the other queries
@@ -53,7 +53,7 @@ from itertools import pairwise
 from typing import Any, NamedTuple
 
 from accountant.exact import to_fraction
-from optimizer.allocation import Allocation
+from optimizer.census.allocation import Allocation
 
 __all__ = [
     "DHC_FAN_OUTS_2020",

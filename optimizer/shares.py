@@ -15,7 +15,7 @@ from collections.abc import Callable, Mapping, Sequence
 from fractions import Fraction
 from typing import Any
 
-from optimizer.allocation import Allocation, GeolevelBudget
+from optimizer.census.allocation import Allocation, GeolevelBudget
 
 __all__ = ["SHAPE_DENOMINATOR", "InfeasibleGuard", "exact_shape", "solve_shares"]
 

@@ -21,7 +21,7 @@ from fractions import Fraction
 from typing import Any
 
 from accountant.tolerance import DELTA
-from optimizer.allocation import Allocation
+from optimizer.census.allocation import Allocation
 from optimizer.curve_target import CurveTarget
 
 __all__ = ["DELTA_GRID_RTOL", "DELTA_GRID_TOL", "delta_grid_rows", "weaker_points"]

@@ -167,8 +167,8 @@ class Scenario:
         return all(w == 1 for _, w in self.geolevel_weights + self.query_weights)
 
     def load_allocation(self):
-        """The :class:`optimizer.allocation.Allocation` this scenario tunes (weights validated)."""
-        from optimizer.allocation import BUILTIN_NAMES, Allocation, load_builtin
+        """The :class:`optimizer.census.allocation.Allocation` this scenario tunes (weights validated)."""
+        from optimizer.census.allocation import BUILTIN_NAMES, Allocation, load_builtin
 
         if self.allocation in BUILTIN_NAMES:
             alloc = load_builtin(self.allocation)

@@ -7,7 +7,7 @@ check made loading quadratic).
 import time
 from fractions import Fraction
 
-from optimizer.allocation import Allocation
+from optimizer.census.allocation import Allocation
 
 N_LEVELS, N_QUERIES = 2, 50000  # 10⁵ rows, most of them at one geolevel (the slow case)
 

@@ -8,7 +8,7 @@ import pytest
 
 import optimizer.runner as runner
 from optimizer import search as S
-from optimizer.allocation import load_builtin
+from optimizer.census.allocation import load_builtin
 from optimizer.confirm import _Bound, _pair_specs, confirm, pair_delta_job
 from optimizer.runner import job_id, run_jobs
 

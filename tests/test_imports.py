@@ -7,7 +7,7 @@ Two checks:
   Imports under ``if TYPE_CHECKING:`` are left out (they never run).  Imports inside functions
   are left out too, on purpose: they run only when the function is called, after every module
   has finished initialising, so they cannot see a half-initialised module (the project uses them
-  to keep light modules light, e.g. ``optimizer.pairs`` imports the accountant lazily).
+  to keep light modules light, e.g. ``optimizer.census.pairs`` imports the accountant lazily).
   ``from pkg import submodule`` is an edge to the submodule only (it needs the package object,
   not the package's ``__init__`` to have run); ``from pkg import name`` is an edge to ``pkg``.
   The layering that does matter at any level is checked separately: the accountant (pure

@@ -9,7 +9,7 @@ from fractions import Fraction
 import pytest
 
 from accountant.composition import SIGMA2_MAX, SIGMA2_MIN
-from optimizer.allocation import Allocation, AllocationError
+from optimizer.census.allocation import Allocation, AllocationError
 from optimizer.cli import main
 from optimizer.report import read_run, render_markdown
 from scenarios.loader import TARGET_DELTA_MIN, ScenarioError, parse_scenario
@@ -203,7 +203,7 @@ def test_tiny_weight_is_parsed_exactly_and_the_message_is_right():
     assert "s.toml" in msg and "line 9" in msg and "weights.geolevel.Block" in msg and "'1e-400'" in msg
     assert "is > 0" in msg and "must be > 0" not in msg and "1e-100" in msg
     # the optimizer's own check (library use, no scenario file): exact Fraction > 0, correct reason
-    from optimizer.allocation import load_builtin
+    from optimizer.census.allocation import load_builtin
     from optimizer.search.variance import _weights
 
     alloc = load_builtin("pl94-units")

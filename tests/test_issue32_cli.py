@@ -206,7 +206,7 @@ def test_unreachable_scheduler_fails_fast_naming_it(tmp_path, capsys, monkeypatc
 def test_huge_csv_field_is_located(tmp_path, capsys):
     """Issue 32, item 6(c): a 5 MB CSV line gave csv's bare "field larger than field limit
     (131072)"; now the located one-line error names the file, the line and the field."""
-    from optimizer.allocation import Allocation, AllocationError
+    from optimizer.census.allocation import Allocation, AllocationError
 
     path = tmp_path / "bigline.csv"
     path.write_text("geolevel,query,rho_exact\nUS,total,1/10\nState,total," + "1" * 5_000_000 + "\n", encoding="utf-8")

@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from optimizer.allocation import Allocation
+from optimizer.census.allocation import Allocation
 from optimizer.profile import ReleaseProfile, profile_inputs, write_profile
 from optimizer.provenance import scenario_run_inputs, seal
 from optimizer.report import build_report, compare_scenarios, read_run, write_comparison

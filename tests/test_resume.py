@@ -16,7 +16,7 @@ from types import SimpleNamespace
 import pytest
 
 from optimizer import search as S
-from optimizer.allocation import load_builtin
+from optimizer.census.allocation import load_builtin
 from optimizer.search import study
 
 

@@ -38,7 +38,7 @@ def test_confirm_on_a_local_dask_cluster(tmp_path):
     """The confirmation's pair jobs run on a separate local Dask cluster (processes, one thread
     per worker, reached by its tcp:// address) and agree with the in-process computation."""
     distributed = pytest.importorskip("distributed", reason="census-plb[distributed] extra")
-    from optimizer.allocation import load_builtin
+    from optimizer.census.allocation import load_builtin
     from optimizer.confirm import confirm, fresh_pairs
     from optimizer.search import target_from_allocation
 

@@ -8,7 +8,7 @@ import cvxpy as cp
 import pytest
 
 from optimizer import search as S
-from optimizer.allocation import load_builtin
+from optimizer.census.allocation import load_builtin
 from optimizer.cli import main
 
 

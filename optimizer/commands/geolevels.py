@@ -1,7 +1,7 @@
 """Per-geolevel view: each geolevel's promised ε, exact ε, unused budget and variance drop.
 
 Each geolevel is accounted as its own mechanism (its queries on one geounit, one replaced
-record); see optimizer/geolevels.py for the neighbour models.
+record); see optimizer/census/geolevels.py for the neighbour models.
 
 examples:
   census-plb geolevels --scenario dhc-persons
@@ -44,7 +44,7 @@ def _short(text: str, mode: str) -> str:
 
 
 def run(args) -> int:
-    from optimizer.geolevels import geolevel_view
+    from optimizer.census.geolevels import geolevel_view
     from optimizer.pipeline import spec_for
 
     spec = spec_for(

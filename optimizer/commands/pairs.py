@@ -124,7 +124,7 @@ def validate(args) -> None:
 
 
 def _load(spec: str):
-    from optimizer.allocation import BUILTIN_NAMES, Allocation, load_builtin
+    from optimizer.census.allocation import BUILTIN_NAMES, Allocation, load_builtin
 
     if spec in BUILTIN_NAMES:
         return spec, load_builtin(spec)

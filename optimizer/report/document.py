@@ -9,7 +9,7 @@ from typing import Any
 
 from accountant.zcdp import get_conversion
 from optimizer.accounting import Accounting
-from optimizer.allocation import BUILTIN_NAMES
+from optimizer.census.allocation import BUILTIN_NAMES
 from optimizer.formatting import TOLERANCE_MARK, fmt, fmt_bound, pct, to_float, to_mpf
 from optimizer.report.inputs import RunInputs, tolerance_flags
 from optimizer.report.provenance_block import provenance

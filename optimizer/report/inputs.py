@@ -123,7 +123,7 @@ def _optimized_allocation(run: RunInputs):
     """The run's ``allocation_optimized.toml`` as an Allocation (``None`` when absent)."""
     if run.directory is None or not (run.directory / "allocation_optimized.toml").is_file():
         return None
-    from optimizer.allocation import Allocation
+    from optimizer.census.allocation import Allocation
 
     return Allocation.from_toml(run.directory / "allocation_optimized.toml")
 

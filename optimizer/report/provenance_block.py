@@ -33,11 +33,11 @@ def _code_hash() -> str:
 
 
 def _allocation_file(name: str) -> Path | None:
-    from optimizer import allocation as am
+    from optimizer.census import allocation as am
 
     entry = getattr(am, "_BUILTINS", {}).get(name)
     if entry:
-        return Path(am.__file__).resolve().parent / "data" / "census2020" / entry[0]
+        return Path(am.__file__).resolve().parents[1] / "data" / "census2020" / entry[0]
     p = Path(name)
     return p if p.is_file() else None
 

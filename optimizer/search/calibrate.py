@@ -15,7 +15,7 @@ from typing import Any
 
 import mpmath
 
-from optimizer.allocation import Allocation
+from optimizer.census.allocation import Allocation
 from optimizer.search.proxy import _apply, _composition, _full_path_rho, mpf_to_fraction
 from optimizer.search.target import RTOL_FINAL, RTOL_SEARCH, TOL_FINAL, TOL_SEARCH, Target
 

@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from fractions import Fraction
 from typing import Any
 
-from optimizer.allocation import Allocation
+from optimizer.census.allocation import Allocation
 from optimizer.search.calibrate import _apply, _note
 from optimizer.search.variance import _weights
 

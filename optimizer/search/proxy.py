@@ -9,7 +9,7 @@ from fractions import Fraction
 
 import mpmath
 
-from optimizer.allocation import Allocation, GeolevelBudget
+from optimizer.census.allocation import Allocation, GeolevelBudget
 from optimizer.search.target import RTOL_FINAL, TOL_FINAL, Target
 
 

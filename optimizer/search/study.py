@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from accountant.decimals import outward
-from optimizer.allocation import Allocation
+from optimizer.census.allocation import Allocation
 from optimizer.provenance import versions
 from optimizer.search.calibrate import XTOL_SEARCH, _apply, _calibrate_rhos, _note, calibrate_shape
 from optimizer.search.convex import SHAPE_DENOMINATOR, zcdp_optimum

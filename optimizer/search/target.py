@@ -14,7 +14,7 @@ import mpmath
 from accountant import zcdp as _zcdp
 from accountant.exact import to_fraction
 from accountant.tolerance import DELTA, SEARCH
-from optimizer.allocation import Allocation
+from optimizer.census.allocation import Allocation
 
 #: the conversions' names (accountant.zcdp.CONVERSIONS is the registry)
 CONVERSIONS = tuple(_zcdp.CONVERSIONS)
@@ -100,7 +100,7 @@ def _decimal_string(x: Any, name: str, *, exact: bool = False) -> str:
 def target_from_allocation(alloc: Allocation, delta: Any = "1e-10", conversion: str = "bun-steinke") -> Target:
     """The promise of ``alloc``: ε = conversion(total ρ, δ), ε rounded down to 40 digits.
 
-    >>> from optimizer.allocation import load_builtin
+    >>> from optimizer.census.allocation import load_builtin
     >>> target_from_allocation(load_builtin("dhc-persons")).epsilon[:20]
     '26.34058885272232435'
     """

@@ -10,7 +10,7 @@ from decimal import Decimal, localcontext
 from fractions import Fraction
 from typing import Any
 
-from optimizer.allocation import Allocation
+from optimizer.census.allocation import Allocation
 
 
 def equal_weights(alloc: Allocation) -> dict[tuple[str, str], Fraction]:

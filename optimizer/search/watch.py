@@ -27,11 +27,11 @@ from fractions import Fraction
 from typing import Any
 
 from accountant.tolerance import Tolerance
-from optimizer.allocation import Allocation
-from optimizer.pairs import pair_composition, paths_from_allocation
+from optimizer.census.allocation import Allocation
+from optimizer.census.pairs import pair_composition, paths_from_allocation
+from optimizer.census.spine import patterns_for
 from optimizer.search.proxy import mpf_to_fraction
 from optimizer.search.target import Target
-from optimizer.spine import patterns_for
 
 __all__ = [
     "KEEP_ROUNDS",

@@ -22,7 +22,7 @@ def test_sandwich_contains_exact_tails():
 
 def test_redistricting_persons_proxy_uses_sandwich():
     """PL94 persons: 65 budgets over denominators 4097, 4099, 4102, … → lattice scale ~1e14."""
-    from optimizer.allocation import load_builtin
+    from optimizer.census.allocation import load_builtin
     from optimizer.search import proxy_composition
 
     comp = proxy_composition(load_builtin("pl94-persons"))

@@ -72,8 +72,8 @@ def test_delta_property_contains_oracle(num, den, shift, mult, eps):
 def test_dhc_pair_6_6_deep_eps_no_crash():
     """Item 4: [6, 6] (split engine) at ε = 105, 110, 120: no OverflowError, tolerance met; beyond
     the floor a certified [0, bound] flagged as a relative miss."""
-    from optimizer.allocation import load_builtin
-    from optimizer.pairs import dhc_persons_paths, pair_composition
+    from optimizer.census.allocation import load_builtin
+    from optimizer.census.pairs import dhc_persons_paths, pair_composition
 
     paths = {p.index: p for p in dhc_persons_paths(load_builtin("dhc-persons"))}
     c = pair_composition(paths[6], paths[6])

@@ -24,8 +24,8 @@ ISSUE_ALPHA = "1.482296341056795859074872324357716721806e-10"  # α_198489 of [M
 
 @pytest.fixture(scope="module")
 def main_pair() -> Composition:
-    from optimizer.allocation import load_builtin
-    from optimizer.pairs import dhc_persons_paths, pair_composition
+    from optimizer.census.allocation import load_builtin
+    from optimizer.census.pairs import dhc_persons_paths, pair_composition
 
     paths = {p.index: p for p in dhc_persons_paths(load_builtin("dhc-persons"))}
     return pair_composition(paths[13], paths[13])

@@ -76,8 +76,8 @@ def test_nested_split_of_three_families_matches_convolution():
 def test_planner_uses_nested_pmf_split_for_the_many_cluster_pair():
     """[M6, M10] of the DHC: four weight families, ~10⁶ peak-window nodes for the direct rule."""
     from accountant.sieve import direct_kept_estimate
-    from optimizer.allocation import load_builtin
-    from optimizer.pairs import dhc_persons_paths, pair_composition
+    from optimizer.census.allocation import load_builtin
+    from optimizer.census.pairs import dhc_persons_paths, pair_composition
 
     paths = {p.index: p for p in dhc_persons_paths(load_builtin("dhc-persons"))}
     comp = pair_composition(paths[6], paths[10])

@@ -39,8 +39,8 @@ def test_split_matches_direct_and_convolution():
 def test_short_path_pair_uses_split_and_agrees_with_published_worst_case():
     """[M6, M6] of the DHC (weights 4·48673, 48673, 4·949, 949) is split; the published
     worst-case δ at ε_BS(1e-10) is 1.783201e-12 (arg-max pair 6-6)."""
-    from optimizer.allocation import load_builtin
-    from optimizer.pairs import dhc_persons_paths, pair_composition
+    from optimizer.census.allocation import load_builtin
+    from optimizer.census.pairs import dhc_persons_paths, pair_composition
 
     p6 = {p.index: p for p in dhc_persons_paths(load_builtin("dhc-persons"))}[6]
     comp = pair_composition(p6, p6)
@@ -102,8 +102,8 @@ def test_split_windows_and_mixed_targets_bracket_the_convolution(d_a, ks, target
 def test_tradeoff_of_a_split_composition_by_the_direct_engine_agrees():
     """delta_and_tradeoff routes the trade-off thresholds of a split composition to the direct
     trapezoid when its estimate is small; both routes give overlapping certified vertices."""
-    from optimizer.allocation import load_builtin
-    from optimizer.pairs import dhc_persons_paths, pair_composition
+    from optimizer.census.allocation import load_builtin
+    from optimizer.census.pairs import dhc_persons_paths, pair_composition
 
     p6 = {p.index: p for p in dhc_persons_paths(load_builtin("dhc-persons"))}[6]
     spec = dict(pair_composition(p6, p6).groups)

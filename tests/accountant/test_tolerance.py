@@ -51,7 +51,7 @@ def test_a_promise_is_exact_and_parsed_by_to_fraction():
     float δ is refused (its shortest decimal is not its value); ε may be a float (its exact value)."""
     from fractions import Fraction as F
 
-    from optimizer.allocation import load_builtin
+    from optimizer.census.allocation import load_builtin
     from optimizer.search import Target, target_from_allocation
 
     with pytest.raises(TypeError, match="floats are not exact"):

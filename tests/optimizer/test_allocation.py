@@ -8,7 +8,7 @@ from fractions import Fraction as F
 
 import pytest
 
-from optimizer.allocation import BUILTIN_NAMES, Allocation, AllocationError, GeolevelBudget, load_builtin
+from optimizer.census.allocation import BUILTIN_NAMES, Allocation, AllocationError, GeolevelBudget, load_builtin
 
 DHC_LEVELS = ("US", "State", "County", "Prim", "Tract_Subset_Group", "Tract_Subset", "Block_Group", "Block")
 # DHC-P per-geolevel totals, from the DAS strategy table (in 1/10000 units: 949, 12987, 4960, ...).

@@ -5,7 +5,7 @@ from fractions import Fraction as F
 import pytest
 
 from optimizer import search as S
-from optimizer.allocation import Allocation, load_builtin
+from optimizer.census.allocation import Allocation, load_builtin
 from optimizer.curve_target import CurveTarget, confirm_curve, uniform_rescale_curve
 from tests.toy_scenario import TOY_ALLOC
 

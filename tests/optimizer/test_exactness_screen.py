@@ -18,10 +18,10 @@ import pytest
 
 from accountant.choose import plan_engine
 from accountant.composition import engine_plan
-from optimizer.allocation import load_builtin
+from optimizer.census.allocation import load_builtin
+from optimizer.census.pairs import mechanism, pair_composition
 from optimizer.confirm import paths_of
 from optimizer.exactness import screen_pairs
-from optimizer.pairs import mechanism, pair_composition
 
 EPS = "26.340588852722324353781974500154992685"  # ε_BS(1e-10) of the DHC-persons total
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from optimizer.geolevels import geolevel_view
+from optimizer.census.geolevels import geolevel_view
 from scenarios.loader import load_scenario
 
 DATA = Path(__file__).resolve().parents[2] / "optimizer" / "data" / "su2024_fig2_epsilon_per_geolevel.csv"
@@ -96,8 +96,8 @@ def test_geolevel_promises_of_the_baseline_itself_and_of_a_shifted_budget():
     geolevel's own promise; doubling Block's budget breaks Block's and only Block's."""
     from fractions import Fraction
 
-    from optimizer.allocation import load_builtin
-    from optimizer.geolevels import geolevel_promises
+    from optimizer.census.allocation import load_builtin
+    from optimizer.census.geolevels import geolevel_promises
 
     base = load_builtin("dhc-persons")
     same = geolevel_promises(base, base)

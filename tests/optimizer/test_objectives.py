@@ -6,7 +6,7 @@ from fractions import Fraction as F
 import pytest
 
 from optimizer import objectives as O
-from optimizer.allocation import Allocation, load_builtin
+from optimizer.census.allocation import Allocation, load_builtin
 from optimizer.guarded import calibrated_optimum
 from optimizer.search import target_from_allocation, uniform_rescale
 from scenarios.loader import ScenarioError, parse_scenario

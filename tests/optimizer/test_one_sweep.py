@@ -72,7 +72,7 @@ def test_a_failed_sweep_re_solves_with_the_failing_pairs_watched(tmp_path, few_p
     assert Fraction(summary["optimized_total_rho"]) > spec.allocation.total_rho
     assert float(summary["worst_pair_delta"]) <= 1e-10
     # issue 34: the optimized allocation says what it is, not "the Bureau's production allocation"
-    from optimizer.allocation import Allocation
+    from optimizer.census.allocation import Allocation
 
     written = Allocation.from_toml(result.allocation_toml)
     assert written.name == "dhc-persons-optimized" and written.name != spec.allocation.name
@@ -98,7 +98,7 @@ def test_pairs_with_the_same_composition_are_computed_once(tmp_path):
     """Issue 35 (sweep cost): [1, 2] and [13, 26] of DHC persons compose the same multiset of budgets,
     so the confirmation runs one job for both (946 pairs are 840 compositions) and gives both the
     same certified bound; a different pair gets its own job."""
-    from optimizer.allocation import load_builtin
+    from optimizer.census.allocation import load_builtin
     from optimizer.confirm import confirm
     from optimizer.search import target_from_allocation
 

@@ -10,10 +10,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import optimizer.spine
+import optimizer.census.spine
 from accountant import Certified, DiscreteGaussian
-from optimizer.allocation import load_builtin
-from optimizer.pairs import (
+from optimizer.census.allocation import load_builtin
+from optimizer.census.pairs import (
     MAIN_PAIR,
     Path,
     dhc_persons_paths,
@@ -26,7 +26,7 @@ from optimizer.pairs import (
     safe_tradeoff_points,
     worst_case,
 )
-from optimizer.spine import all_patterns
+from optimizer.census.spine import all_patterns
 
 DHC_TOTAL = F(24811, 5000)
 
@@ -83,7 +83,7 @@ def test_main_pair_with_accountant(paths):
     assert comp.rho == DHC_TOTAL
     # Published exact delta of [M13, M13] at the Bun-Steinke epsilon for delta_zcdp = 1e-2
     # (optimizer/data/dhc_persons_exact_eps_delta.csv, from arXiv 2606.29835's code release).
-    with open(FsPath(optimizer.spine.__file__).parent / "data" / "dhc_persons_exact_eps_delta.csv") as fh:
+    with open(FsPath(optimizer.census.spine.__file__).parents[1] / "data" / "dhc_persons_exact_eps_delta.csv") as fh:
         row = next(r for r in csv.DictReader(fh) if r["delta_zcdp"] == "1e-2")
     d = comp.delta(row["epsilon_zcdp"])
     assert abs(d.value / mpmath.mpf(row["delta_exact_main_13_13"]) - 1) < 1e-15
@@ -217,7 +217,7 @@ def test_decimal_envelope_equals_the_fraction_hull(seed, n_curves, n_points):
     import random
     from decimal import Decimal
 
-    from optimizer.pairs import lower_convex_envelope_decimal
+    from optimizer.census.pairs import lower_convex_envelope_decimal
 
     rnd = random.Random(seed)
     curves = [_curve_strings(rnd, n_points) for _ in range(n_curves)]

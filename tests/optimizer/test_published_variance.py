@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 from optimizer import objectives as O
 from optimizer import published_variance as PV
-from optimizer.allocation import Allocation, load_builtin
+from optimizer.census.allocation import Allocation, load_builtin
 
 # --------------------------------------------------------------------------- dense GLS, written independently
 

@@ -9,7 +9,7 @@ from fractions import Fraction as F
 import pytest
 
 from optimizer import runner
-from optimizer.allocation import load_builtin
+from optimizer.census.allocation import load_builtin
 from optimizer.runner import JobError, canonical_json, job_id, run_jobs
 
 CALLS: list = []

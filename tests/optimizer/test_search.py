@@ -6,8 +6,8 @@ from fractions import Fraction
 import pytest
 
 from optimizer import search as S
-from optimizer.allocation import load_builtin
-from optimizer.pairs import MAIN_PAIR, dhc_persons_paths
+from optimizer.census.allocation import load_builtin
+from optimizer.census.pairs import MAIN_PAIR, dhc_persons_paths
 from optimizer.search.proxy import _full_path_rho
 
 # brentq brackets c to ~1e-14 relative, then c is stepped down ≤ ~1e-11: a few 1e-9 is generous.

@@ -4,7 +4,7 @@ from fractions import Fraction as F
 
 import pytest
 
-from optimizer.allocation import load_builtin
+from optimizer.census.allocation import load_builtin
 from optimizer.search import proxy_composition, target_from_allocation, uniform_rescale
 from optimizer.side_effects import delta_grid_rows, weaker_points
 

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-import optimizer.spine
-from optimizer.allocation import Allocation, load_builtin
-from optimizer.spine import (
+import optimizer.census.spine
+from optimizer.census.allocation import Allocation, load_builtin
+from optimizer.census.spine import (
     all_patterns,
     dhc_persons_patterns,
     normalize_pattern,
@@ -18,13 +18,13 @@ from optimizer.spine import (
     shipped_dhc_persons_paths,
 )
 
-DATA = Path(optimizer.spine.__file__).parent / "data"
+DATA = Path(optimizer.census.spine.__file__).parents[1] / "data"
 DHC_TOTAL = F(24811, 5000)  # published DHC-persons total rho (4.9622)
 FULL = ("US", "State", "County", "Prim", "Tract_Subset_Group", "Tract_Subset", "Block_Group", "Block")
 
 
 def read_long_csv():
-    """Published paths, parsed here independently of optimizer.spine."""
+    """Published paths, parsed here independently of optimizer.census.spine."""
     out = defaultdict(lambda: defaultdict(list))
     with open(DATA / "dhc_persons_allocation_paths_long.csv", newline="") as fh:
         for row in csv.DictReader(fh):

@@ -5,8 +5,8 @@ from fractions import Fraction
 
 import pytest
 
-from optimizer.allocation import load_builtin
-from optimizer.pairs import pair_composition
+from optimizer.census.allocation import load_builtin
+from optimizer.census.pairs import pair_composition
 from optimizer.search import calibrate_shape, target_from_allocation
 from optimizer.search.proxy import certified_ok, mpf_to_fraction
 from optimizer.search.watch import keep_watched, watched_uppers
@@ -49,8 +49,8 @@ def test_pairs_only_the_coarse_sandwich_answers_are_watched_too(dhc):
     """A watched pair that only the coarse sandwich answers (a what-if with distinct budgets on
     1/10^5) is watched with its loose upper bound: the bound the confirmation checks."""
     from accountant.composition import engine_plan
+    from optimizer.census.pairs import mechanism
     from optimizer.confirm import paths_of
-    from optimizer.pairs import mechanism
     from optimizer.search.study import _apply
 
     alloc, target = dhc

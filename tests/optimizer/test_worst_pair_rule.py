@@ -3,7 +3,7 @@
 A pair is named the worst only when its lower bound is ≥ every other pair's upper bound (and no
 other pair's is: tied pairs are never called certain); otherwise the pairs tied within their
 bounds are listed and the release's δ is the interval [max lower, max upper].  Checked on
-hand-made intervals (:func:`optimizer.pairs.worst_pair_rule`, :func:`optimizer.pairs.worst_case`),
+hand-made intervals (:func:`optimizer.census.pairs.worst_pair_rule`, :func:`optimizer.census.pairs.worst_case`),
 in :func:`optimizer.confirm.confirm` (fake pair runner), in ``census-plb pairs`` (a what-if whose
 pairs are on the coarse sandwich, whose intervals overlap) and in the printers of
 ``census-plb optimize``.
@@ -17,10 +17,10 @@ from types import SimpleNamespace
 
 import pytest
 
-from optimizer.allocation import load_builtin
+from optimizer.census.allocation import load_builtin
+from optimizer.census.pairs import worst_case, worst_pair_rule
 from optimizer.cli import main
 from optimizer.confirm import confirm
-from optimizer.pairs import worst_case, worst_pair_rule
 from optimizer.search import Target
 from tests.optimizer.test_exactness_screen import fine_grid_what_if
 

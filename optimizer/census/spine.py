@@ -17,7 +17,7 @@ pattern the rule allows (a conservative superset for runs whose real patterns ar
 
 A *pattern* is a tuple of the present geolevel names, top-down.
 
->>> from optimizer.allocation import load_builtin
+>>> from optimizer.census.allocation import load_builtin
 >>> a = load_builtin("dhc-persons")
 >>> path = path_allocation(a, ("US", "State", "County", "Prim", "Tract_Subset_Group", "Tract_Subset", "Block"))
 >>> path[5][0], path[6][0]                         # Tract_Subset absorbs Block_Group
@@ -36,7 +36,7 @@ from functools import cache
 from itertools import product
 from pathlib import Path
 
-from optimizer.allocation import Allocation
+from optimizer.census.allocation import Allocation
 
 __all__ = [
     "DHC_GEOLEVELS",
@@ -52,7 +52,7 @@ __all__ = [
 
 Pattern = tuple[str, ...]
 
-_DATA = Path(__file__).resolve().parent / "data"
+_DATA = Path(__file__).resolve().parents[1] / "data"
 _TOTALS_FILE = "dhc_persons_allocation_paths_geolevel_totals.csv"
 _LONG_FILE = "dhc_persons_allocation_paths_long.csv"
 

@@ -82,7 +82,7 @@ BUILTIN_NAMES: tuple[str, ...] = tuple(_BUILTINS)
 
 # Package data, located next to this file (editable installs may treat ``optimizer`` as a
 # namespace package, which importlib.resources cannot read from).
-_DATA = Path(__file__).resolve().parent / "data"
+_DATA = Path(__file__).resolve().parents[1] / "data"
 
 _CSV_REQUIRED = ("geolevel", "query", "rho_exact")
 _CSV_COLUMNS = (

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
-from optimizer.allocation import Allocation, GeolevelBudget
+from optimizer.census.allocation import Allocation, GeolevelBudget
 
 __all__ = [
     "NEIGHBOUR_MODELS",

@@ -11,7 +11,7 @@ the full spine and [13, 13] the representative "main pair" (160 components, ρ =
 
 The accountant is imported lazily, so this module stays light.
 
->>> from optimizer.allocation import load_builtin
+>>> from optimizer.census.allocation import load_builtin
 >>> paths = dhc_persons_paths(load_builtin("dhc-persons"))
 >>> len(paths), len(pairs(paths)), paths[12].index, len(paths[12].rho)
 (43, 946, 13, 80)
@@ -28,8 +28,8 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
-from optimizer.allocation import Allocation
-from optimizer.spine import Pattern, dhc_persons_patterns, normalize_pattern, path_allocation
+from optimizer.census.allocation import Allocation
+from optimizer.census.spine import Pattern, dhc_persons_patterns, normalize_pattern, path_allocation
 
 __all__ = [
     "MAIN_PAIR",
@@ -90,8 +90,8 @@ def paths_from_allocation(allocation: Allocation, patterns: Iterable[Iterable[st
 
     Args:
         allocation: nominal allocation.
-        patterns: e.g. :func:`optimizer.spine.dhc_persons_patterns` (published, DHC persons)
-            or :func:`optimizer.spine.all_patterns` (conservative superset).
+        patterns: e.g. :func:`optimizer.census.spine.dhc_persons_patterns` (published, DHC persons)
+            or :func:`optimizer.census.spine.all_patterns` (conservative superset).
     """
     out = []
     for i, pattern in enumerate(patterns, start=1):
