@@ -140,12 +140,12 @@ def snapped_survey(log=print) -> dict:
     import cvxpy as cp
     import numpy as np
 
-    from optimizer import objectives as O
     from optimizer.census.allocation import GeolevelBudget
     from optimizer.exactness import screen_pairs
-    from optimizer.guarded import calibrated_optimum
     from optimizer.pipeline import spec_for
+    from optimizer.search import objectives as O
     from optimizer.search import target_from_allocation, uniform_rescale
+    from optimizer.search.guarded import calibrated_optimum
 
     spec = spec_for(scenario="dhc-persons")
     alloc, weights = spec.allocation, spec.weights

@@ -423,7 +423,7 @@ def confirm(
     log: Callable[[str], None] | None = None,
 ) -> Confirmation:
     """Check certified δ(ε_k) ≤ δ_k on all pairs (or the given subset) for one promise (ε, δ) or
-    for every point (ε_k, δ_k) of a curve (:class:`optimizer.curve_target.CurveTarget` points).
+    for every point (ε_k, δ_k) of a curve (:class:`optimizer.search.curve_target.CurveTarget` points).
 
     Args:
         alloc: the candidate allocation (already calibrated on the proxy).

@@ -66,13 +66,13 @@ class RunSpec:
         delta: the target δ as written (exact decimal or fraction string).
         trials: Optuna trials to run now; seed: the study's seed.
         weights: ``{(geolevel, query): Fraction}`` of the objective.
-        objective: the objective's name (:data:`optimizer.objectives.OBJECTIVES`).
+        objective: the objective's name (:data:`optimizer.search.objectives.OBJECTIVES`).
         pareto: the Pareto guard (no query noisier than in the baseline) on the optimized
             allocation; pareto_floor_percent: every query's variance lower by at least this %.
         fan_outs: the hierarchy of the published-variance objective
-            (:class:`optimizer.published_variance.FanOuts`; ``None``: the shipped 2020 ones).
+            (:class:`optimizer.search.published_variance.FanOuts`; ``None``: the shipped 2020 ones).
         target_kind, curve_deltas: ``"point"`` (the promise at ``delta``) or ``"curve"`` (the
-            conversion's ε(δ) at every δ of ``curve_deltas``, :mod:`optimizer.curve_target`).
+            conversion's ε(δ) at every δ of ``curve_deltas``, :mod:`optimizer.search.curve_target`).
         scenario: the scenario's :meth:`~scenarios.loader.Scenario.as_dict` (``None`` for a bare
             built-in allocation).
     """
@@ -125,7 +125,7 @@ def spec_for(
                 f"unknown scenario or allocation {scenario!r}; scenarios: {', '.join(list_scenarios())}; "
                 f"built-in allocations: {', '.join(BUILTIN_NAMES)}"
             )
-    from optimizer.objectives import DEFAULT_OBJECTIVE
+    from optimizer.search.objectives import DEFAULT_OBJECTIVE
 
     objective, pareto, floor, fan_outs = DEFAULT_OBJECTIVE, True, Fraction(0), None
     kind, curve_deltas = "point", tuple[str, ...]()
@@ -322,7 +322,7 @@ def _zcdp_stage(alloc, weights, target, c_u: Fraction, log) -> dict[str, Any]:
 def _objective_and_guard(spec: RunSpec, c_u: Fraction):
     """The scenario's objective (with its fan-outs) and Pareto guard (``None`` when off); a floor the
     uniform rescale cannot reach is refused here, before the search."""
-    from optimizer import objectives as O
+    from optimizer.search import objectives as O
 
     obj = O.get_objective(spec.objective, where=f"objective of {spec.name}")
     if spec.fan_outs is not None:
@@ -446,7 +446,7 @@ def _confirm_optimized(sweep: _Sweeper, ctx: _Reallocation, log):
     """The optimized allocation calibrated on its diagonal watch, swept once, and re-solved with the pairs
     a failed sweep finds above (or near) the promise: ``(confirmation, factor, watched pairs)``."""
     from optimizer import search as S
-    from optimizer.guarded import calibrated_optimum
+    from optimizer.search.guarded import calibrated_optimum
 
     watch_o: tuple[tuple[int, int], ...] = ()
 
@@ -596,7 +596,7 @@ def _confirmation_summary(done: _Confirmed, sweep: _Sweeper, confirm: bool) -> d
 
 
 def _objective_summary(spec: RunSpec, obj, guard, alloc, uniform, optimized) -> dict[str, Any]:
-    from optimizer import objectives as O
+    from optimizer.search import objectives as O
 
     weights = spec.weights
     ratios = O.relative_variances(optimized, alloc)
@@ -665,7 +665,7 @@ def _stage1(spec: RunSpec, point, log):
 
     A point target is its own single point; a curve's points are the conversion's ε(δ_k) on the
     scenario's δ grid and ``target`` is the *binding* one (where the uniform rescale, calibrated
-    on the proxy pair at every point, is smallest, :func:`optimizer.curve_target.uniform_rescale_curve`);
+    on the proxy pair at every point, is smallest, :func:`optimizer.search.curve_target.uniform_rescale_curve`);
     the later stages calibrate on it and the confirmations check every point on every pair."""
     from optimizer import search as S
 
@@ -673,7 +673,7 @@ def _stage1(spec: RunSpec, point, log):
         log(f"target: ε = {point.epsilon[:22]}… δ = {point.delta} ({spec.conversion})")
         c_u, uniform, d_u = S.uniform_rescale(spec.allocation, point)
         return point, [point], c_u, uniform, d_u
-    from optimizer.curve_target import CurveTarget, uniform_rescale_curve
+    from optimizer.search.curve_target import CurveTarget, uniform_rescale_curve
 
     curve = CurveTarget.from_allocation(spec.allocation, spec.curve_deltas, spec.conversion)
     cr = uniform_rescale_curve(spec.allocation, curve)
@@ -744,10 +744,10 @@ def _geolevel_summary(alloc, uniform, optimized, delta: str, conv: str) -> dict[
 
 def _published_variance_summary(spec: RunSpec, alloc, uniform, optimized) -> dict[str, Any] | None:
     """Per geolevel, the mean variance of the published counts (GLS model of the hierarchy,
-    :mod:`optimizer.published_variance`) today, after the uniform rescale and after the optimized
+    :mod:`optimizer.search.published_variance`) today, after the uniform rescale and after the optimized
     allocation, with the fan-outs used and their stated assumptions; ``None`` when no fan-outs
     are known for the allocation's geography (a custom one without a scenario ``[fan_outs]``)."""
-    from optimizer import published_variance as PV
+    from optimizer.search import published_variance as PV
 
     try:
         fo = spec.fan_outs or PV.default_fan_outs(alloc)
@@ -798,11 +798,11 @@ def _dec(x: Fraction, mode: str) -> str:
 
 def _reallocate_for(spec, obj, guard, alloc, target, c_u, uniform, d_u, weights, out, storage, log) -> dict[str, Any]:
     """Stages 2 and 3 for the chosen objective: the calibrated convex optimum under the guard
-    (:func:`optimizer.guarded.calibrated_optimum`), then the Optuna search around it, kept only if
+    (:func:`optimizer.search.guarded.calibrated_optimum`), then the Optuna search around it, kept only if
     it beats that start and meets the guard. minimax-relative: the uniform rescale (its optimum)."""
-    from optimizer import objectives as O
     from optimizer import search as S
-    from optimizer.guarded import calibrated_optimum
+    from optimizer.search import objectives as O
+    from optimizer.search.guarded import calibrated_optimum
 
     if obj.name == "minimax-relative":
         log("objective minimax-relative: its optimum is the uniform rescale (no search needed)")

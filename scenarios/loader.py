@@ -12,7 +12,7 @@ A scenario is a small TOML file in ``scenarios/`` (numbers that matter are exact
     seed = 20201                       # optimizer seed (int >= 0)
     objective = "mean-relative-variance"  # optional: minimax-relative | mean-relative-variance | sum-variance |
                                        # published-variance
-                                       # (optimizer.objectives; default mean-relative-variance)
+                                       # (optimizer.search.objectives; default mean-relative-variance)
     pareto = true                      # optional: no query noisier than in the allocation (default true)
     pareto_floor_percent = "0"         # optional: every query's variance lower by at least this % (exact)
     target = "point"                   # optional: "point" (ε of the conversion at target_delta, the
@@ -28,7 +28,7 @@ A scenario is a small TOML file in ``scenarios/`` (numbers that matter are exact
     source = "where the counts come from"  # required; cited in the report
     assumptions = "which counts are assumed"  # optional
     counts = { US = "1", State = "51", County = "3143" }  # units per geolevel, top-down, exact
-                                       # (default: the 2020 tallies, optimizer.published_variance)
+                                       # (default: the 2020 tallies, optimizer.search.published_variance)
 
 Every problem raises :class:`ScenarioError` (a ``ValueError``) naming the file, the line and
 the key.
@@ -120,12 +120,12 @@ class Scenario:
         target_delta: exact δ (``Fraction``); ``target_delta_text`` is the string as written.
         trials, seed: optimizer settings.
         objective, pareto, pareto_floor_percent: what the optimizer minimises and its guard
-            (:mod:`optimizer.objectives`).
+            (:mod:`optimizer.search.objectives`).
         geolevel_weights, query_weights: ``((name, weight), …)`` sorted by name.
-        fan_outs: the scenario's :class:`optimizer.published_variance.FanOuts` (``None``: the
+        fan_outs: the scenario's :class:`optimizer.search.published_variance.FanOuts` (``None``: the
             shipped 2020 ones); checked against the allocation's geolevels on load.
         target_kind: ``"point"`` (the promise at ``target_delta``) or ``"curve"`` (the promise at
-            every δ of ``curve_deltas``, :mod:`optimizer.curve_target`).
+            every δ of ``curve_deltas``, :mod:`optimizer.search.curve_target`).
         curve_deltas: the curve's δ grid as written (empty for a point target).
         source: the file it was read from (``"<text>"`` for text).
         sha256: hash of the file's bytes (provenance).
@@ -304,8 +304,8 @@ def _name_and_conversion(doc: dict, lines: list[str], source: str, expect_name: 
 
 
 def _objective_and_guard(doc: dict, lines: list[str], source: str) -> tuple[str, bool, Fraction]:
-    """The objective (one of :data:`optimizer.objectives.OBJECTIVES`), the Pareto guard and its floor."""
-    from optimizer.objectives import DEFAULT_OBJECTIVE, OBJECTIVES
+    """The objective (one of :data:`optimizer.search.objectives.OBJECTIVES`), the Pareto guard and its floor."""
+    from optimizer.search.objectives import DEFAULT_OBJECTIVE, OBJECTIVES
 
     objective = doc.get("objective", DEFAULT_OBJECTIVE)
     if not isinstance(objective, str) or objective.strip() not in OBJECTIVES:
@@ -424,8 +424,8 @@ TARGET_KINDS = ("point", "curve")
 
 def _parse_target(doc: dict, lines: list[str], source: str) -> tuple[str, tuple[str, ...]]:
     """``target`` and ``curve_deltas``: the kind of promise and the curve's δ grid (exact strings,
-    each in the supported range, no repeats; default :func:`optimizer.curve_target.default_curve_deltas`)."""
-    from optimizer.curve_target import default_curve_deltas
+    each in the supported range, no repeats; default :func:`optimizer.search.curve_target.default_curve_deltas`)."""
+    from optimizer.search.curve_target import default_curve_deltas
 
     kind = doc.get("target", "point")
     tline = _line_of(lines, "target")
@@ -460,8 +460,8 @@ def _parse_target(doc: dict, lines: list[str], source: str) -> tuple[str, tuple[
 
 
 def _parse_fan_outs(doc: dict, lines: list[str], source: str):
-    """The ``[fan_outs]`` table as :class:`optimizer.published_variance.FanOuts` (one-line errors)."""
-    from optimizer.published_variance import FanOuts
+    """The ``[fan_outs]`` table as :class:`optimizer.search.published_variance.FanOuts` (one-line errors)."""
+    from optimizer.search.published_variance import FanOuts
 
     table = doc["fan_outs"]
     header = next((i + 1 for i, ln in enumerate(lines) if ln.strip().startswith("[fan_outs]")), None)

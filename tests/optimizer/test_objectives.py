@@ -5,10 +5,10 @@ from fractions import Fraction as F
 
 import pytest
 
-from optimizer import objectives as O
 from optimizer.census.allocation import Allocation, load_builtin
-from optimizer.guarded import calibrated_optimum
+from optimizer.search import objectives as O
 from optimizer.search import target_from_allocation, uniform_rescale
+from optimizer.search.guarded import calibrated_optimum
 from scenarios.loader import ScenarioError, parse_scenario
 
 TOY = """name = "toy"

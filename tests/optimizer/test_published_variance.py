@@ -6,9 +6,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from optimizer import objectives as O
-from optimizer import published_variance as PV
 from optimizer.census.allocation import Allocation, load_builtin
+from optimizer.search import objectives as O
+from optimizer.search import published_variance as PV
 
 # --------------------------------------------------------------------------- dense GLS, written independently
 
@@ -223,8 +223,8 @@ def test_guarded_optimum_beats_the_uniform_rescale(name):
 
 
 def test_calibrated_published_variance_optimum_keeps_guard_and_promise():
-    from optimizer.guarded import calibrated_optimum
     from optimizer.search import target_from_allocation, uniform_rescale
+    from optimizer.search.guarded import calibrated_optimum
 
     toy = Allocation.from_mapping(
         {"US": {"total": "1/10", "age * sex": "1/5"}, "Block": {"total": "3/10", "age * sex": "2/5"}},

@@ -19,7 +19,7 @@ r_q = σ'_q²/σ_q² = ρ_q/ρ'_q (< 1: less noise than today).  The objectives
 ``published-variance``
     Σ_q w_q V'_q/V_q / Σ_q w_q, V_q the variance of the *published* count of measurement q after
     the hierarchy's least-squares post-processing, with the hierarchy's fan-outs
-    (:mod:`optimizer.published_variance`; arXiv 0904.0942) — scale-free like the mean relative
+    (:mod:`optimizer.search.published_variance`; arXiv 0904.0942) — scale-free like the mean relative
     variance.  Not of the form Σ a_q/ρ'_q, but convex in ρ' and solved exactly by its own convex
     program (:meth:`Objective.optimum`).
 
@@ -45,10 +45,10 @@ from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
 from optimizer.census.allocation import Allocation
-from optimizer.shares import SHAPE_DENOMINATOR, InfeasibleGuard, exact_shape, solve_shares  # re-exported
+from optimizer.search.shares import SHAPE_DENOMINATOR, InfeasibleGuard, exact_shape, solve_shares  # re-exported
 
 if TYPE_CHECKING:
-    from optimizer.published_variance import FanOuts
+    from optimizer.search.published_variance import FanOuts
 
 __all__ = [
     "DEFAULT_OBJECTIVE",
@@ -104,7 +104,7 @@ class Objective:
         description: one line a report can print next to the number.
         scale_free: whether a uniform rescale changes it by the same factor for every weighting.
         fan_outs: published-variance only: the hierarchy's fan-outs (``None``: the shipped 2020
-            ones, :func:`optimizer.published_variance.default_fan_outs`); set with :meth:`with_fan_outs`.
+            ones, :func:`optimizer.search.published_variance.default_fan_outs`); set with :meth:`with_fan_outs`.
     """
 
     name: str
@@ -132,7 +132,7 @@ class Objective:
         if self.name == "minimax-relative":
             return max_variance_ratio(new, baseline)
         if self.name == "published-variance":
-            from optimizer.published_variance import relative_published_variance
+            from optimizer.search.published_variance import relative_published_variance
 
             return relative_published_variance(new, baseline, weights, self.fan_outs)
         a = self.coefficients(baseline, weights)
@@ -150,10 +150,10 @@ class Objective:
         """The convex optimum of this objective under Σ ρ' ≤ ``total`` and ρ' ≥ ``lower`` (exact fractions).
 
         Weighted sums of variances: :func:`convex_optimum` of :meth:`coefficients`; published-variance:
-        :func:`optimizer.published_variance.published_variance_optimum`.  Not defined for minimax-relative
+        :func:`optimizer.search.published_variance.published_variance_optimum`.  Not defined for minimax-relative
         (its optimum is the uniform rescale)."""
         if self.name == "published-variance":
-            from optimizer.published_variance import published_variance_optimum
+            from optimizer.search.published_variance import published_variance_optimum
 
             return published_variance_optimum(
                 baseline, weights, total, lower, fan_outs=self.fan_outs, on_inaccurate=on_inaccurate

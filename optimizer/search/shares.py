@@ -3,8 +3,8 @@
 :func:`solve_shares` minimises a convex objective over shares x = ρ'/total (Σ x ≤ 1, x ≥ lower
 bounds) with cvxpy/Clarabel and returns exact fractions through :func:`exact_shape` (rounded down to
 the grid 1/:data:`SHAPE_DENOMINATOR`, then raised to the bounds); :class:`InfeasibleGuard` says the
-bounds need more than the total.  A leaf of the optimizer's objectives: :mod:`optimizer.objectives`
-and :mod:`optimizer.published_variance` both build on it (and neither on the other's internals).
+bounds need more than the total.  A leaf of the optimizer's objectives: :mod:`optimizer.search.objectives`
+and :mod:`optimizer.search.published_variance` both build on it (and neither on the other's internals).
 """
 
 from __future__ import annotations

@@ -374,17 +374,17 @@ def published_variance_optimum(
 
     The exact convex program of the module docstring (Σ γ_{qk}/P_{qk}(ρ'), P linear in ρ',
     γ ≥ 0) solved with cvxpy/Clarabel in scaled variables ρ'/total, then rounded down to the
-    grid 1/:data:`optimizer.shares.SHAPE_DENOMINATOR` and raised to the bounds as
-    :func:`optimizer.objectives.convex_optimum` does (same guarantees: every bound holds exactly).
+    grid 1/:data:`optimizer.search.shares.SHAPE_DENOMINATOR` and raised to the bounds as
+    :func:`optimizer.search.objectives.convex_optimum` does (same guarantees: every bound holds exactly).
 
     Raises:
-        optimizer.objectives.InfeasibleGuard: Σ lower > total.
+        optimizer.search.objectives.InfeasibleGuard: Σ lower > total.
         RuntimeError: the solver did not reach OPTIMAL.
     """
     import cvxpy as cp
     import numpy as np
 
-    from optimizer.shares import InfeasibleGuard, solve_shares
+    from optimizer.search.shares import InfeasibleGuard, solve_shares
 
     keys = [(g, q) for g, q, _ in baseline.items()]
     lo = {k: Fraction(0) for k in keys} if lower is None else {k: Fraction(lower[k]) for k in keys}

@@ -1,6 +1,6 @@
 """The convex optimum of an objective, calibrated by the exact accountant without breaking its guard.
 
-:func:`optimizer.objectives.convex_optimum` minimises Σ a_q/ρ'_q at a given total under lower
+:func:`optimizer.search.objectives.convex_optimum` minimises Σ a_q/ρ'_q at a given total under lower
 bounds ρ'_q ≥ ℓ_q (the Pareto guard).  The exact promise fixes how much total ρ may be spent
 only through the accountant: :func:`calibrated_optimum` starts from the uniform rescale's total
 c_u·Σρ (the exact guarantee of a composition hardly depends on its shape at a fixed total, so
@@ -19,7 +19,7 @@ from fractions import Fraction
 from typing import Any
 
 from optimizer.census.allocation import Allocation
-from optimizer.objectives import ParetoGuard, convex_optimum
+from optimizer.search.objectives import ParetoGuard, convex_optimum
 
 __all__ = ["GuardedOptimum", "calibrated_optimum"]
 
@@ -66,15 +66,15 @@ def calibrated_optimum(
     Args:
         baseline: the allocation the guard compares with (and whose geolevels/queries are kept).
         target: the promise (:class:`optimizer.search.Target`).
-        coefficients: a_q (:meth:`optimizer.objectives.Objective.coefficients`); ``None`` with ``solve``.
+        coefficients: a_q (:meth:`optimizer.search.objectives.Objective.coefficients`); ``None`` with ``solve``.
         start_total: the first total to try (the uniform rescale's total c_u·Σρ).
         guard: the Pareto guard, or ``None`` for no lower bounds.
         solve: ``solve(total, lower)`` → the convex optimum at that total, used instead of
-            :func:`~optimizer.objectives.convex_optimum` of ``coefficients`` for objectives not of the
-            form Σ a_q/ρ'_q (:meth:`optimizer.objectives.Objective.optimum`).
+            :func:`~optimizer.search.objectives.convex_optimum` of ``coefficients`` for objectives not of the
+            form Σ a_q/ρ'_q (:meth:`optimizer.search.objectives.Objective.optimum`).
 
     Raises:
-        optimizer.objectives.InfeasibleGuard: the guard needs more budget than the promise allows.
+        optimizer.search.objectives.InfeasibleGuard: the guard needs more budget than the promise allows.
         RuntimeError: no round reached a calibration factor ≥ 1.
     """
     from optimizer.search import calibrate_shape
@@ -100,7 +100,7 @@ def calibrated_optimum(
         previous = shape
         total = total * cal.c * (1 - margin)
         if lower is not None and sum(lower.values(), Fraction(0)) > total:
-            from optimizer.shares import InfeasibleGuard
+            from optimizer.search.shares import InfeasibleGuard
 
             raise InfeasibleGuard(
                 f"the guard ({guard.describe() if guard else ''}) needs total ρ {float(sum(lower.values())):.10g}, "
