@@ -6,7 +6,7 @@ computing at once would each run at the other's precision — silently different
 public entry point of :class:`accountant.Composition` therefore holds :data:`PRECISION_LOCK` for
 the whole call: threads get exactly the single-threaded answers, one call after another (the
 numeric core holds the GIL anyway, so little parallelism is lost).  For parallel work use
-processes, as ``optimizer.runner`` does.  The lock is re-entrant, so public calls may nest.
+processes, as ``optimizer.jobs.runner`` does.  The lock is re-entrant, so public calls may nest.
 """
 
 from __future__ import annotations

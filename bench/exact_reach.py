@@ -31,7 +31,7 @@ Prints a table and writes ``--out`` (CSV, one row per call) and a JSON summary n
 optimum of the default scenario (mean relative variance under the Pareto guard, calibrated on the
 proxy), snaps its raised budgets (those above production) to absolute grids 1/10^3 … 1/10^5 and to
 k/m of the geolevel's production budget, and screens all 946 pairs of each
-(:func:`optimizer.exactness.screen_pairs`: the planned engine, nothing integrated); it also solves
+(:func:`optimizer.jobs.exactness.screen_pairs`: the planned engine, nothing integrated); it also solves
 the optimum with one factor per geolevel (shares stay the production's) and reports its objective
 against the per-query optimum at the same total.  Measured 2026-12-06: the grids leave 513, 800,
 813 pairs coarse, k/10, k/100, k/1000 leave 393, 848, 924; one factor per geolevel costs 2.5 % of the
@@ -51,10 +51,10 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
-from optimizer.atomic import atomic_write_text
 from optimizer.census.allocation import Allocation, load_builtin
 from optimizer.census.pairs import pair_composition
-from optimizer.confirm import paths_of
+from optimizer.jobs.atomic import atomic_write_text
+from optimizer.jobs.confirm import paths_of
 from optimizer.search.study import _apply
 
 COLUMNS = ["variant", "pair", "engine", "tolerance_met", "seconds", "delta_upper"]
@@ -141,7 +141,7 @@ def snapped_survey(log=print) -> dict:
     import numpy as np
 
     from optimizer.census.allocation import GeolevelBudget
-    from optimizer.exactness import screen_pairs
+    from optimizer.jobs.exactness import screen_pairs
     from optimizer.pipeline import spec_for
     from optimizer.search import objectives as O
     from optimizer.search import target_from_allocation, uniform_rescale

@@ -5,7 +5,7 @@ Run ``python -m bench.pairs [--workers 2] [--cache DIR] [--fresh] [--tradeoff]
 
 Measures:
 
-1. the full run (one job per pair, :func:`optimizer.profile.release_profile`): wall time of
+1. the full run (one job per pair, :func:`optimizer.jobs.profile.release_profile`): wall time of
    this invocation, how many jobs were computed vs. already cached, the sum of per-job times
    and the slowest pairs (pairs of short paths, e.g. [6, 6] = US + State only, dominate);
 2. a resumed run: the cache is copied, a ``--resume-fraction`` of its files deleted at random
@@ -41,8 +41,8 @@ from pathlib import Path
 
 import mpmath
 
-from optimizer.atomic import atomic_write_text
-from optimizer.profile import _EXACT_CSV, DEFAULT_DELTA_ZCDP, release_profile
+from optimizer.jobs.atomic import atomic_write_text
+from optimizer.jobs.profile import _EXACT_CSV, DEFAULT_DELTA_ZCDP, release_profile
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_OUT = ROOT / "reports" / "benchmarks"

@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from optimizer import pipeline as PL
-from optimizer.atomic import atomic_write_text
+from optimizer.jobs.atomic import atomic_write_text
 
 COLUMNS = ["flow", "stage", "seconds", "sweeps", "pair_jobs", "pair_jobs_not_exact"]
 

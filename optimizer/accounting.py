@@ -128,7 +128,7 @@ def compute_accounting(scenario, *, curves: bool = True, progress: Progress = _q
         db = base.delta_curve(grid, tol=DELTA_TOL, rtol=DELTA_RTOL)
         du = uni.delta_curve(grid, tol=DELTA_TOL, rtol=DELTA_RTOL)
         from accountant.decimals import half_width
-        from optimizer.profile import certified_tolerance_met
+        from optimizer.jobs.profile import certified_tolerance_met
 
         for e, b, u in zip(grid, db, du):
             acc.curves.append(
@@ -163,7 +163,7 @@ def compute_accounting(scenario, *, curves: bool = True, progress: Progress = _q
 
 def _tradeoff_met(tc) -> bool:
     from accountant.composition import DEFAULT_TRADEOFF_TOL
-    from optimizer.profile import tradeoff_tolerance_met
+    from optimizer.jobs.profile import tradeoff_tolerance_met
 
     flag = getattr(tc, "tolerance_met", None)
     return bool(flag) if flag is not None else all(tradeoff_tolerance_met(tc, DEFAULT_TRADEOFF_TOL))

@@ -9,7 +9,7 @@
    (:func:`~optimizer.search.zcdp_optimum`, :func:`~optimizer.search.calibrate_shape`);
 4. stage 3, the Optuna search (:func:`~optimizer.search.reallocate`);
 5. unless ``confirm=False``: the all-pairs confirmation of the uniform rescale and of the
-   optimized allocation (:func:`optimizer.confirm.confirm`, worst pairs recomputed fresh);
+   optimized allocation (:func:`optimizer.jobs.confirm.confirm`, worst pairs recomputed fresh);
 6. the tables and the proxy pair's exact curves.
 
 The CLI only parses arguments into a :class:`RunSpec`, calls :func:`optimize`, writes the
@@ -230,8 +230,8 @@ def optimize(
     Returns:
         the :class:`RunResult` (its summary not yet sealed: :meth:`RunResult.write` seals it).
     """
-    from optimizer import provenance as P
     from optimizer import search as S
+    from optimizer.jobs import provenance as P
 
     t_start = time.perf_counter()
     out = Path(workdir)
@@ -338,7 +338,7 @@ def _objective_and_guard(spec: RunSpec, c_u: Fraction):
 
 @dataclass
 class _Sweeper:
-    """Runs the all-pairs confirmations of one run (:func:`optimizer.confirm.confirm`) and records what
+    """Runs the all-pairs confirmations of one run (:func:`optimizer.jobs.confirm.confirm`) and records what
     each cost: the summary's ``confirmations`` and ``pair_sweeps``."""
 
     points: Any
@@ -350,7 +350,7 @@ class _Sweeper:
     records: list[dict[str, Any]] = field(default_factory=list)
 
     def __call__(self, allocation, cache: str, label: str, max_rounds: int = 3):
-        from optimizer.confirm import confirm as confirm_all
+        from optimizer.jobs.confirm import confirm as confirm_all
 
         self.log(f"confirming {label} on all pairs …")
         conf = confirm_all(
@@ -576,7 +576,7 @@ def _uniform_summary(done: _Confirmed, c_u_proxy: Fraction, d_u, watch) -> dict[
 
 
 def _confirmation_summary(done: _Confirmed, sweep: _Sweeper, confirm: bool) -> dict[str, Any]:
-    from optimizer.confirm import confirmation_keys  # worst-pair rule and exactness (issue 35 items 2, 4)
+    from optimizer.jobs.confirm import confirmation_keys  # worst-pair rule and exactness (issue 35 items 2, 4)
 
     conf = done.conf
     return {
@@ -653,7 +653,7 @@ def _pairs_text(pairs) -> str:
 def _pairs_over(conf, target, candidates, band: float = 0.0) -> list[tuple[int, int]]:
     """The ``candidates`` whose certified δ upper bound in ``conf`` exceeds (1 − ``band``) × ``target``'s δ,
     largest first."""
-    from optimizer.confirm import _upper_fraction
+    from optimizer.jobs.confirm import _upper_fraction
 
     dk = target.delta_fraction * (1 - Fraction(band))
     over = [(_upper_fraction(conf.deltas[p]), p) for p in candidates if _upper_fraction(conf.deltas[p]) > dk]
@@ -708,7 +708,7 @@ def _binding(rows) -> str | None:
 def _point_rows(conf) -> list[dict[str, Any]]:
     """Per point of the target: the worst pair of the confirmation's last round and its certified δ."""
     from accountant.decimals import decimal_string
-    from optimizer.confirm import _upper_fraction
+    from optimizer.jobs.confirm import _upper_fraction
 
     rows = []
     for k, t in enumerate(conf.points):
@@ -773,7 +773,7 @@ def _confirm_rows(conf, label: str) -> list[dict[str, Any]]:
     """The confirmation's certified δ of every pair at its worst point's ε (for a point target,
     the target ε), as table rows."""
     from accountant.decimals import decimal_string
-    from optimizer.confirm import _lower_fraction, _upper_fraction
+    from optimizer.jobs.confirm import _lower_fraction, _upper_fraction
 
     return [
         {

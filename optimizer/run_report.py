@@ -2,7 +2,7 @@
 code, or compute it, then render the report (what ``census-plb report`` and ``census-plb scenario run``
 do; the commands only parse their options into a :class:`ReportRequest` and print).
 
-A run directory's ``optimize.json`` is reused only when :func:`optimizer.provenance.check_run_dir`
+A run directory's ``optimize.json`` is reused only when :func:`optimizer.jobs.provenance.check_run_dir`
 finds it was made for this scenario's inputs by this code (and, with ``require_confirmed``, confirmed
 on every pair with at least the trials asked); otherwise the request is refused with one line naming
 the run, or — with ``force`` — recomputed.
@@ -64,8 +64,8 @@ def output_dir(req: ReportRequest, scenario_name: str) -> Path:
 def report_scenario(req: ReportRequest, say: Callable[[str], None]) -> Path:
     """Reuse or compute the scenario's run (see the module docstring), then write its report; returns
     the path of ``report.html``.  Every refusal happens before any long work."""
+    from optimizer.jobs.runner import check_scheduler_address
     from optimizer.report import build_report, check_report_outputs
-    from optimizer.runner import check_scheduler_address
     from scenarios.loader import list_scenarios, load_scenario
 
     scheduler = check_scheduler_address(req.scheduler)
@@ -95,7 +95,7 @@ def run_optimizer(
 ) -> bool:
     """Run the optimizer pipeline for the scenario and write its result into ``run_dir``
     (``trials`` > 0 overrides the scenario's trial count); True when a result was written."""
-    from optimizer.exactness import screen_pairs
+    from optimizer.jobs.exactness import screen_pairs
     from optimizer.pipeline import optimize, spec_for
 
     spec = spec_for(scenario=scenario_name, trials=trials or None)
@@ -115,7 +115,7 @@ def _check_reusable(run_dir: Path, sc, req: ReportRequest, say) -> None:
     """Refuse (one-line error) a run directory whose optimize.json is not for this scenario's inputs
     and code, or — with ``require_confirmed`` (``scenario run``) — that was not confirmed on every
     pair or ran fewer trials than asked."""
-    from optimizer.provenance import StaleRunError, check_run_dir, stale_message
+    from optimizer.jobs.provenance import StaleRunError, check_run_dir, stale_message
 
     path = run_dir / "optimize.json"
     try:

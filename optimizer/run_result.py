@@ -3,7 +3,7 @@
 A run directory holds (:data:`RUN_FILES`):
 
 * ``optimize.json`` — the summary (:func:`optimizer.pipeline.optimize` lists its keys), sealed
-  by :func:`optimizer.provenance.seal` with the hash of everything the run depends on and the
+  by :func:`optimizer.jobs.provenance.seal` with the hash of everything the run depends on and the
   sha256 of each CSV/TOML file below (``outputs``);
 * ``per_query.csv`` — one row per (geolevel, query): baseline ρ and σ², σ² of the uniform
   rescale, of the calibrated zCDP-optimum shape and of the optimized allocation, drops in %;
@@ -21,7 +21,7 @@ A run directory holds (:data:`RUN_FILES`):
 :meth:`RunResult.write` writes all of them atomically (never through a symbolic link, the
 summary last, so a directory with an ``optimize.json`` is complete); :meth:`RunResult.read`
 reads them back (CSV cells as strings) and says in one line which file is damaged.
-The format version is :data:`optimizer.provenance.RESULT_FORMAT` (stored in the summary).
+The format version is :data:`optimizer.jobs.provenance.RESULT_FORMAT` (stored in the summary).
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from optimizer.atomic import atomic_write_text, check_writable
+from optimizer.jobs.atomic import atomic_write_text, check_writable
 
 __all__ = ["RUN_FILES", "TABLE_FILES", "RunResult"]
 
@@ -79,7 +79,7 @@ class RunResult:
             ``eps``, ``delta_lower``, ``delta_upper``, ``tolerance_met``, ``allocation``); empty
             when the confirmation was skipped.
         allocation_toml: the optimized allocation as TOML text.
-        inputs: :func:`optimizer.provenance.run_inputs` of the run (what it depends on); sealed
+        inputs: :func:`optimizer.jobs.provenance.run_inputs` of the run (what it depends on); sealed
             into the summary by :meth:`write`.
         directory: where it was read from or written to.
     """
@@ -104,7 +104,7 @@ class RunResult:
 
     def sealed_summary(self) -> dict[str, Any]:
         """The summary with ``outputs`` (sha256 of each file) and the provenance seal."""
-        from optimizer import provenance as P
+        from optimizer.jobs import provenance as P
 
         texts = self.file_texts()
         summary = dict(self.summary)

@@ -6,11 +6,11 @@ from fractions import Fraction as F
 
 import pytest
 
-import optimizer.runner as runner
+import optimizer.jobs.runner as runner
 from optimizer import search as S
 from optimizer.census.allocation import load_builtin
-from optimizer.confirm import _Bound, _pair_specs, confirm, pair_delta_job
-from optimizer.runner import job_id, run_jobs
+from optimizer.jobs.confirm import _Bound, _pair_specs, confirm, pair_delta_job
+from optimizer.jobs.runner import job_id, run_jobs
 
 CALLS: list = []
 
@@ -100,7 +100,7 @@ def test_old_format_pair_job_entry_gets_tolerance_met(tmp_path):
             {
                 "format": 1,
                 "job_id": jid,
-                "fn": "optimizer.confirm.pair_delta_job",
+                "fn": "optimizer.jobs.confirm.pair_delta_job",
                 "spec": runner._canon(spec, "spec"),
                 "result": {
                     "lower": {"__fraction__": "1/10000000000000000"},
@@ -185,7 +185,7 @@ def test_pairs_computed_in_this_round_are_not_recomputed(dhc, tmp_path, monkeypa
     """A cache miss is computed by this code just now: only numbers read from the cache are
     recomputed before a round passes (a coarse interval once made every one of 946 pairs a
     candidate for worst, each recomputed serially)."""
-    import optimizer.confirm as C
+    import optimizer.jobs.confirm as C
 
     alloc, target = dhc
     asked: list = []
@@ -202,7 +202,7 @@ def test_cached_candidates_are_recomputed_on_the_pool(dhc, tmp_path, monkeypatch
     """The recomputation of cached candidates runs through the pool with an empty, throw-away
     cache (FRESH_POOL_MIN lowered so that the three pairs take that path) and agrees with the
     first, freshly computed confirmation."""
-    import optimizer.confirm as C
+    import optimizer.jobs.confirm as C
 
     alloc, target = dhc
     first = confirm(alloc, target, pairs=PAIRS, cache_dir=tmp_path, workers=2, progress=False)

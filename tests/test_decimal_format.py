@@ -1,4 +1,4 @@
-"""Exact directed decimal formatting of pair-job bounds (optimizer.profile._decimal)."""
+"""Exact directed decimal formatting of pair-job bounds (optimizer.jobs.profile._decimal)."""
 
 from fractions import Fraction
 
@@ -6,7 +6,7 @@ import mpmath
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from optimizer.profile import _decimal
+from optimizer.jobs.profile import _decimal
 
 
 @settings(max_examples=300, deadline=None)
@@ -38,7 +38,7 @@ def test_known_values():
 @given(st.integers(-(2**120), 2**120), st.integers(-600, 200), st.integers(0, 2**120), st.integers(-600, 200))
 def test_mid_decimal_equals_decimal_of_the_midpoint(m1, e1, w, e2):
     from accountant import Certified
-    from optimizer.profile import _mid_decimal
+    from optimizer.jobs.profile import _mid_decimal
 
     with mpmath.workprec(2000):
         lo = mpmath.ldexp(mpmath.mpf(m1), e1)

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-import optimizer.runner as runner
+import optimizer.jobs.runner as runner
 from optimizer.cli import main
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -88,8 +88,8 @@ def test_recheck_of_many_candidates_runs_on_the_pool(tmp_path, monkeypatch):
     """Issue 32, item 5: the cached candidates are recomputed through the pool with an empty,
     throw-away cache (FRESH_POOL_MIN lowered so that two candidates take that path); the true
     worst pair is reported and the run's cache is left as it was."""
-    from optimizer import confirm
-    from optimizer import profile as P
+    from optimizer.jobs import confirm
+    from optimizer.jobs import profile as P
 
     cache = tmp_path / "cache"
     only = [(1, 1), (1, 13), (13, 13)]

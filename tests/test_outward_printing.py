@@ -249,7 +249,7 @@ def test_pairs_tolerance_miss(capsys, tmp_path, monkeypatch):
 
 
 def test_pair_job_flags_and_exact_strings(monkeypatch):
-    from optimizer.profile import pair_job
+    from optimizer.jobs.profile import pair_job
 
     w = _wide()
     monkeypatch.setattr(accountant.Composition, "delta_curve", lambda self, e, tol=1e-35, rtol=1e-20: [w for _ in e])

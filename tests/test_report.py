@@ -7,8 +7,8 @@ import re
 import pytest
 
 from optimizer.census.allocation import Allocation
-from optimizer.profile import ReleaseProfile, profile_inputs, write_profile
-from optimizer.provenance import scenario_run_inputs, seal
+from optimizer.jobs.profile import ReleaseProfile, profile_inputs, write_profile
+from optimizer.jobs.provenance import scenario_run_inputs, seal
 from optimizer.report import build_report, compare_scenarios, read_run, write_comparison
 from scenarios.loader import load_scenario
 from tests.toy_scenario import TOY_ALLOC as ALLOC

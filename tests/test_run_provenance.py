@@ -9,7 +9,7 @@ import shutil
 import pytest
 
 from optimizer.cli import main
-from optimizer.provenance import StaleRunError, check_run, scenario_run_inputs, seal
+from optimizer.jobs.provenance import StaleRunError, check_run, scenario_run_inputs, seal
 from optimizer.report import build_report
 from scenarios.loader import load_scenario
 from tests.toy_scenario import TOY_ALLOC as ALLOC
@@ -128,7 +128,7 @@ def test_changed_output_file_is_refused(work, capsys):
 
 
 def test_run_by_other_code_is_refused(work, capsys, monkeypatch):
-    import optimizer.provenance as P
+    import optimizer.jobs.provenance as P
 
     real = P.code_version
     monkeypatch.setattr(P, "code_version", lambda *f: "0" * 64 if f else real())
@@ -199,7 +199,7 @@ def test_every_computing_module_is_in_the_code_version():
     from pathlib import Path
 
     import optimizer
-    from optimizer.provenance import PRESENTATION, compute_modules
+    from optimizer.jobs.provenance import PRESENTATION, compute_modules
 
     root = Path(optimizer.__file__).parent
     here = {p.relative_to(root).as_posix() for p in root.rglob("*.py")}

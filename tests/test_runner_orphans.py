@@ -41,7 +41,7 @@ def test_workers_exit_when_driver_is_killed(tmp_path):
     driver = textwrap.dedent(f"""
         import sys
         sys.path.insert(0, {str(ROOT)!r})
-        from optimizer.runner import run_jobs
+        from optimizer.jobs.runner import run_jobs
         from tests.test_runner_orphans import sleepy_job
         specs = [{{"dir": {str(tmp_path)!r}, "sleep": 60, "i": i}} for i in range(4)]
         run_jobs(sleepy_job, specs, {str(tmp_path / "cache")!r}, workers=2, progress=False)
@@ -70,7 +70,7 @@ def test_workers_exit_when_driver_is_killed(tmp_path):
 
 
 def test_progress_on_non_terminal_is_plain_lines(monkeypatch):
-    from optimizer import runner
+    from optimizer.jobs import runner
 
     buf = io.StringIO()  # not a TTY
     monkeypatch.setattr(sys, "stderr", buf)

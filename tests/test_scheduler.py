@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from optimizer.cli import main
-from optimizer.runner import check_scheduler_address
+from optimizer.jobs.runner import check_scheduler_address
 
 
 @pytest.mark.parametrize(
@@ -39,7 +39,7 @@ def test_confirm_on_a_local_dask_cluster(tmp_path):
     per worker, reached by its tcp:// address) and agree with the in-process computation."""
     distributed = pytest.importorskip("distributed", reason="census-plb[distributed] extra")
     from optimizer.census.allocation import load_builtin
-    from optimizer.confirm import confirm, fresh_pairs
+    from optimizer.jobs.confirm import confirm, fresh_pairs
     from optimizer.search import target_from_allocation
 
     alloc = load_builtin("dhc-persons")

@@ -388,7 +388,7 @@ class Allocation:
             out += [f'{_tq(q)} = "{r}"' for q, r in lv.items()]
         text = "\n".join(out) + "\n"
         if path is not None:
-            from optimizer.atomic import atomic_write_text
+            from optimizer.jobs.atomic import atomic_write_text
 
             atomic_write_text(path, text)
         return text
@@ -420,7 +420,7 @@ class Allocation:
                 )
         text = buf.getvalue()
         if path is not None:
-            from optimizer.atomic import atomic_write_text
+            from optimizer.jobs.atomic import atomic_write_text
 
             atomic_write_text(path, text)
         return text

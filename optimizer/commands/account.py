@@ -190,7 +190,7 @@ def _delta_rows(args, rho, eps_list, deltas) -> tuple[list[dict], list[str]]:
     """One row per ε (midpoint, error, outward bounds, the zCDP claim, tolerance) and the misses."""
     from accountant import zcdp
     from accountant.decimals import format_error_up, format_interval, mid_decimal
-    from optimizer.profile import certified_tolerance_met, tolerance_target
+    from optimizer.jobs.profile import certified_tolerance_met, tolerance_target
 
     n, rows, misses = args.digits, [], []
     for e, d in zip(eps_list, deltas):
@@ -224,7 +224,7 @@ def _epsilon_rows(n: int, rho, delta_list, epsilons, misses: list[str]) -> list[
     """One row per δ (safe ε rounded up, its lower end, the zCDP claims, tolerance); misses appended."""
     from accountant import zcdp
     from accountant.decimals import decimal_string, exact_fraction, format_error_up
-    from optimizer.profile import epsilon_tolerance_met
+    from optimizer.jobs.profile import epsilon_tolerance_met
 
     erows = []
     for dl, r in zip(delta_list, epsilons):

@@ -59,10 +59,10 @@ def spec_from_args(args):
 
 
 def run(args) -> int:
-    from optimizer.atomic import check_writable
+    from optimizer.jobs.atomic import check_writable
+    from optimizer.jobs.runner import check_scheduler_address
     from optimizer.pipeline import optimize
     from optimizer.run_result import RUN_FILES, RunResult
-    from optimizer.runner import check_scheduler_address
 
     if args.workers is not None and args.workers < 1:  # before anything is loaded or computed
         raise ValueError(f"--workers must be >= 1, got {args.workers}")
@@ -79,7 +79,7 @@ def run(args) -> int:
     scheduler = check_scheduler_address(getattr(args, "scheduler", None))
     log = (lambda m: None) if quiet else (lambda m: print(m, file=sys.stderr, flush=True))
     if not args.no_confirm:  # issue 35 item 2: which pairs of the given allocation will not be exact, before any work
-        from optimizer.exactness import screen_pairs
+        from optimizer.jobs.exactness import screen_pairs
 
         for line in screen_pairs(spec.allocation).lines(f"the baseline {spec.allocation.name}"):
             log(line)
@@ -116,7 +116,7 @@ def run(args) -> int:
 def confirmation_lines(summary: dict) -> list[str]:
     """The confirmations' worst pairs (named only when certain) and their exactness: pairs the
     screen planned non-exact and pairs that missed their tolerance (issue 35 items 2 and 4)."""
-    from optimizer.confirm import worst_pair_text
+    from optimizer.jobs.confirm import worst_pair_text
 
     if summary.get("confirm_skipped"):
         return []

@@ -99,7 +99,7 @@ def validate(args) -> None:
     naming the option and the value)."""
     import math
 
-    from optimizer.runner import check_scheduler_address
+    from optimizer.jobs.runner import check_scheduler_address
 
     check_scheduler_address(args.scheduler)
     for e in _split(args.eps):
@@ -141,12 +141,12 @@ def _load(spec: str):
 
 
 def run(args) -> int:
-    from optimizer.profile import release_patterns, release_profile, write_profile
+    from optimizer.jobs.profile import release_patterns, release_profile, write_profile
 
     validate(args)
     name, alloc = _load(args.allocation)
-    if args.out:  # a symlinked output is refused before any job runs (optimizer.atomic)
-        from optimizer.atomic import check_writable
+    if args.out:  # a symlinked output is refused before any job runs (optimizer.jobs.atomic)
+        from optimizer.jobs.atomic import check_writable
 
         for suffix in ("_pairs.csv", "_worst.csv", ".json"):
             check_writable(Path(args.out) / f"{name}{suffix}")
@@ -160,7 +160,7 @@ def run(args) -> int:
     cache = args.cache or os.path.join("runs", "pairs-cache", name)
     import warnings
 
-    from optimizer.profile import CacheDisagreementWarning
+    from optimizer.jobs.profile import CacheDisagreementWarning
 
     with warnings.catch_warnings():  # said once below, from the summary
         warnings.simplefilter("ignore", CacheDisagreementWarning)
@@ -217,7 +217,7 @@ def run(args) -> int:
 def _eps_grid(args, alloc) -> tuple[list[str], list[str] | None]:
     """The ε grid of --eps and --deltas (ε = ρ + 2√(ρ ln(1/δ)) of each δ_zCDP), checked, and the δ_zCDP
     each ε came from ("" for a given ε; ``None`` without --deltas)."""
-    from optimizer.profile import eps_from_delta_zcdp
+    from optimizer.jobs.profile import eps_from_delta_zcdp
 
     eps, deltas = _split(args.eps), _split(args.deltas)
     delta_zcdp = None

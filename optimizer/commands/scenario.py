@@ -76,7 +76,7 @@ def run(args) -> int:
         )
         print(report_scenario(req, _progress(args.quiet)))
         return 0
-    from optimizer.atomic import check_writable
+    from optimizer.jobs.atomic import check_writable
     from optimizer.report import compare_scenarios, default_comparison_dir, write_comparison
 
     if args.out and args.publish:

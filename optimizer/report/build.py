@@ -9,8 +9,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from optimizer.accounting import Accounting, Progress, compute_accounting
-from optimizer.atomic import atomic_write_bytes, atomic_write_text, check_writable
 from optimizer.formatting import fmt
+from optimizer.jobs.atomic import atomic_write_bytes, atomic_write_text, check_writable
 from optimizer.report.document import _sections, _summary
 from optimizer.report.figures import make_figures
 from optimizer.report.inputs import _optimized_allocation, read_run, vet_pairs
@@ -99,7 +99,7 @@ def build_report(
     check_report_outputs(out)  # a pre-placed symlink is refused before computing or writing anything
     run = read_run(run_dir)
     if run.optimize is not None:
-        from optimizer.provenance import StaleRunError, check_run_dir, stale_message
+        from optimizer.jobs.provenance import StaleRunError, check_run_dir, stale_message
 
         problems = check_run_dir(run_dir, run.optimize, sc)
         if problems:  # never show results made for other inputs, by other code, or edited

@@ -6,8 +6,8 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from optimizer.accounting import Progress, _quiet, compute_accounting
-from optimizer.atomic import atomic_write_text, check_writable
 from optimizer.formatting import TOLERANCE_MARK, fmt, fmt_bound, pct
+from optimizer.jobs.atomic import atomic_write_text, check_writable
 from optimizer.report.build import PUBLISHED_ROOT, _write_csv, default_comparison_dir
 from optimizer.report.document import _summary
 from optimizer.report.inputs import RunInputs, _sha256, read_run
@@ -60,7 +60,7 @@ def compare_scenarios(
         acc = compute_accounting(sc, curves=False, progress=progress)
         run = read_run(Path(runs_root) / sc.name)
         if run.optimize is not None and run.directory is not None:  # (read_run always sets directory)
-            from optimizer.provenance import check_run_dir, stale_message
+            from optimizer.jobs.provenance import check_run_dir, stale_message
 
             problems = check_run_dir(run.directory, run.optimize, sc)
             if problems:  # not for these inputs: left out, like a missing run

@@ -190,7 +190,7 @@ def _pair_str(p) -> str:
 def release_pair_count(allocation) -> int:
     """Number of neighbouring pairs [M_i, M_j], i ≤ j, of the release's spine paths (the ones the
     all-pairs confirmation checks): 946 for the 43 DHC paths, 528 for PL94's 32 patterns."""
-    from optimizer.confirm import paths_of
+    from optimizer.jobs.confirm import paths_of
 
     n = len(paths_of(allocation))
     return n * (n + 1) // 2

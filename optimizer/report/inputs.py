@@ -19,7 +19,7 @@ def tolerance_flags(acc: Accounting, run: RunInputs | None = None) -> dict[str, 
     """{result: tolerance met} of everything the report shows as certified: the proxy pair's δ at
     the promised ε and ε at the promised δ, the uniform rescale's δ, the curves computed here and
     (when a run directory gives per-pair results with a ``tolerance_met`` column) the pairs."""
-    from optimizer.profile import certified_tolerance_met, epsilon_tolerance_met
+    from optimizer.jobs.profile import certified_tolerance_met, epsilon_tolerance_met
 
     flags = {
         "exact δ at the promised ε": certified_tolerance_met(acc.delta_exact, DELTA_TOL, DELTA_RTOL),
@@ -101,7 +101,7 @@ def read_run(run_dir: str | Path | None) -> RunInputs:
         if p.is_file():
             setattr(run, attr, getattr(stored, attr) if stored is not None else _read_csv(p))
             run.hashes[name] = _sha256(p)
-    from optimizer.profile import check_profile_files
+    from optimizer.jobs.profile import check_profile_files
 
     own = {"confirm_pairs.csv"}  # the run's own confirmation table, read above through RunResult
     for p in [q for q in sorted(d.glob("*_pairs.csv")) if q.name not in own] + sorted(d.glob("*/*_pairs.csv")):
@@ -132,7 +132,7 @@ def vet_pairs(run: RunInputs, allocations: dict[str, Any]) -> None:
     """Keep ``run``'s per-pair results only if they were computed for one of ``allocations``
     (``{label: Allocation}``, e.g. the baseline and the optimized allocation); else move them to
     ``run.pairs_ignored`` with the reason. Sets ``run.pairs_of`` to the matching label."""
-    from optimizer.provenance import allocation_digest
+    from optimizer.jobs.provenance import allocation_digest
 
     if not run.pairs:
         return

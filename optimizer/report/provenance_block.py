@@ -6,20 +6,20 @@ import json
 from pathlib import Path
 
 from optimizer.accounting import DELTA_RTOL, DELTA_TOL, EPS_TOL, Accounting
-from optimizer.provenance import sources_hash, versions
+from optimizer.jobs.provenance import sources_hash, versions
 from optimizer.report.inputs import RunInputs, _sha256
 
 _ROOT = Path(__file__).resolve().parent.parent.parent
 
 
 def _versions() -> dict[str, str]:
-    """The versions of what computed and printed this report (:func:`optimizer.provenance.versions`)."""
+    """The versions of what computed and printed this report (:func:`optimizer.jobs.provenance.versions`)."""
     return versions(("census-plb", "numpy", "mpmath", "python-flint", "matplotlib"))
 
 
 def _code_hash() -> str:
     """sha256 over the accountant sources, the accounting-only view and the report package (what
-    computed and printed the numbers; :func:`optimizer.provenance.sources_hash`)."""
+    computed and printed the numbers; :func:`optimizer.jobs.provenance.sources_hash`)."""
     opt = _ROOT / "optimizer"
     return sources_hash(
         [

@@ -15,7 +15,7 @@ variances shrink — until the exact δ(ε) just meets the promise.  Three stage
    the shape; every trial's shape is calibrated by stage 1 so it meets the target exactly.
 
 **Proxy.**  The search accounts the representative pair [M_13, M_13] (:func:`proxy_composition`:
-the full spine path — every geolevel present — composed with itself); :mod:`optimizer.confirm`
+the full spine path — every geolevel present — composed with itself); :mod:`optimizer.jobs.confirm`
 then checks all 946 pairs of the allocation's 43 paths and recalibrates if one exceeds δ.
 
 **Objective (weighted variance).**  For an allocation with nominal per-query budgets ρ_q

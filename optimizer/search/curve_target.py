@@ -88,15 +88,15 @@ def uniform_rescale_curve(alloc: Allocation, curve: CurveTarget) -> CurveRescale
 
 
 def confirm_curve(alloc: Allocation, curve: CurveTarget, **confirm_kw) -> Any:
-    """Confirm ``alloc`` at every point of ``curve`` on all pairs (:func:`optimizer.confirm.confirm`
+    """Confirm ``alloc`` at every point of ``curve`` on all pairs (:func:`optimizer.jobs.confirm.confirm`
     with the curve's points: each pair job computes every point's δ in one engine batch).
 
     A (pair, point) above its δ recalibrates the allocation downwards (all budgets × one factor)
     and every point is checked again on every pair.
 
     Returns:
-        the :class:`optimizer.confirm.Confirmation`; its ``worst_point`` is the binding point.
+        the :class:`optimizer.jobs.confirm.Confirmation`; its ``worst_point`` is the binding point.
     """
-    from optimizer.confirm import confirm
+    from optimizer.jobs.confirm import confirm
 
     return confirm(alloc, list(curve.points), **confirm_kw)

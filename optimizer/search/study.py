@@ -19,7 +19,7 @@ from typing import Any
 
 from accountant.decimals import outward
 from optimizer.census.allocation import Allocation
-from optimizer.provenance import versions
+from optimizer.jobs.provenance import versions
 from optimizer.search.calibrate import XTOL_SEARCH, _apply, _calibrate_rhos, _note, calibrate_shape
 from optimizer.search.convex import SHAPE_DENOMINATOR, zcdp_optimum
 from optimizer.search.proxy import _full_path_rho
@@ -123,7 +123,7 @@ def _shape_from_params(alloc: Allocation, params: Mapping[str, float]) -> Alloca
 
 
 def _versions() -> dict[str, str]:
-    """The versions a study records (:func:`optimizer.provenance.versions`)."""
+    """The versions a study records (:func:`optimizer.jobs.provenance.versions`)."""
     return versions()
 
 

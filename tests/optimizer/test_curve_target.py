@@ -73,7 +73,7 @@ queries = { total = "3/10", "age * sex" = "2/5" }
 def test_curve_confirmation_equals_one_confirmation_per_point(tmp_path):
     """The several-point pair jobs give, per point, the bounds of the one-point jobs; the worst
     (pair, point) is the point whose worst pair is furthest above its δ."""
-    from optimizer.confirm import confirm
+    from optimizer.jobs.confirm import confirm
 
     toy = _toy()
     curve = CurveTarget.from_allocation(toy, ["1e-2", "1e-6", "1e-12"])
@@ -93,7 +93,7 @@ def test_curve_confirmation_equals_one_confirmation_per_point(tmp_path):
 
 
 def test_curve_confirmation_recalibrates_until_every_point_holds(tmp_path):
-    from optimizer.confirm import confirm, fresh_pairs
+    from optimizer.jobs.confirm import confirm, fresh_pairs
 
     toy = _toy()
     curve = CurveTarget.from_allocation(toy, ["1e-2", "1e-6", "1e-12"])

@@ -1,6 +1,6 @@
 """Issue 35, item 2: the pairs that will not be exact are named before the run.
 
-The screen (:mod:`optimizer.exactness`) plans each pair's engine with the accountant's own choice
+The screen (:mod:`optimizer.jobs.exactness`) plans each pair's engine with the accountant's own choice
 (:func:`accountant.choose.plan_engine`, nothing integrated).  Checked: the built-in DHC-persons
 allocation is screened all exact; a what-if whose budgets are distinct multiples of 1/10⁵ (the
 optimizer's proposals before issue 35 item 1) gets its non-exact pairs named, with the reason; the
@@ -20,8 +20,8 @@ from accountant.choose import plan_engine
 from accountant.composition import engine_plan
 from optimizer.census.allocation import load_builtin
 from optimizer.census.pairs import mechanism, pair_composition
-from optimizer.confirm import paths_of
-from optimizer.exactness import screen_pairs
+from optimizer.jobs.confirm import paths_of
+from optimizer.jobs.exactness import screen_pairs
 
 EPS = "26.340588852722324353781974500154992685"  # ε_BS(1e-10) of the DHC-persons total
 

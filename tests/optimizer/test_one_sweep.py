@@ -12,7 +12,7 @@ from fractions import Fraction
 
 import pytest
 
-import optimizer.confirm as C
+import optimizer.jobs.confirm as C
 from optimizer.pipeline import optimize, spec_for
 
 PAIRS = [(6, 6), (10, 31), (13, 13)]  # cheap pairs ([6, 12] of the optimized allocation: 1.5 s per δ)
@@ -99,7 +99,7 @@ def test_pairs_with_the_same_composition_are_computed_once(tmp_path):
     so the confirmation runs one job for both (946 pairs are 840 compositions) and gives both the
     same certified bound; a different pair gets its own job."""
     from optimizer.census.allocation import load_builtin
-    from optimizer.confirm import confirm
+    from optimizer.jobs.confirm import confirm
     from optimizer.search import target_from_allocation
 
     alloc = load_builtin("dhc-persons")

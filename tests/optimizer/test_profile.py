@@ -8,9 +8,9 @@ import mpmath
 import pytest
 
 import accountant
-from optimizer import profile as P
 from optimizer.census.allocation import load_builtin
 from optimizer.census.pairs import dhc_persons_paths
+from optimizer.jobs import profile as P
 
 EPS_1E10 = "26.340588852722324353781974500154992685"  # ε_BS(δ_z = 1e-10), ρ = 24811/5000
 PUBLISHED_13_13 = "1.7831993350417540543e-12"

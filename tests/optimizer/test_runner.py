@@ -8,9 +8,9 @@ from fractions import Fraction as F
 
 import pytest
 
-from optimizer import runner
 from optimizer.census.allocation import load_builtin
-from optimizer.runner import JobError, canonical_json, job_id, run_jobs
+from optimizer.jobs import runner
+from optimizer.jobs.runner import JobError, canonical_json, job_id, run_jobs
 
 CALLS: list = []
 FAIL_ON: set = set()

@@ -98,7 +98,7 @@ def test_reallocate_resumes(alloc, tmp_path):
 
 
 def test_confirm_subset_recalibrates(alloc, tmp_path):
-    from optimizer.confirm import confirm
+    from optimizer.jobs.confirm import confirm
 
     target = S.target_from_allocation(alloc)
     _, uniform, _ = S.uniform_rescale(alloc, target)

@@ -19,7 +19,7 @@ def dhc():
 
 
 def _pair_delta(alloc, target, pair):
-    from optimizer.confirm import paths_of
+    from optimizer.jobs.confirm import paths_of
 
     paths = {p.index: p for p in paths_of(alloc)}
     return pair_composition(paths[pair[0]], paths[pair[1]]).delta(target.epsilon)
@@ -50,7 +50,7 @@ def test_pairs_only_the_coarse_sandwich_answers_are_watched_too(dhc):
     1/10^5) is watched with its loose upper bound: the bound the confirmation checks."""
     from accountant.composition import engine_plan
     from optimizer.census.pairs import mechanism
-    from optimizer.confirm import paths_of
+    from optimizer.jobs.confirm import paths_of
     from optimizer.search.study import _apply
 
     alloc, target = dhc
@@ -68,7 +68,7 @@ def test_diagonal_screen_watches_the_pairs_of_the_largest_diagonal_paths(dhc):
     """screen_diagonal: one δ per path [M_i, M_i]; the pairs among the top paths, the largest
     diagonal first.  Checked against the diagonal δ computed here, and against the worst pair of the
     Bureau's DHC persons at its promise ([6, 6], issue 35)."""
-    from optimizer.confirm import paths_of
+    from optimizer.jobs.confirm import paths_of
     from optimizer.search import screen_diagonal
 
     alloc, target = dhc

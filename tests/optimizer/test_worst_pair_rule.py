@@ -4,7 +4,7 @@ A pair is named the worst only when its lower bound is ≥ every other pair's up
 other pair's is: tied pairs are never called certain); otherwise the pairs tied within their
 bounds are listed and the release's δ is the interval [max lower, max upper].  Checked on
 hand-made intervals (:func:`optimizer.census.pairs.worst_pair_rule`, :func:`optimizer.census.pairs.worst_case`),
-in :func:`optimizer.confirm.confirm` (fake pair runner), in ``census-plb pairs`` (a what-if whose
+in :func:`optimizer.jobs.confirm.confirm` (fake pair runner), in ``census-plb pairs`` (a what-if whose
 pairs are on the coarse sandwich, whose intervals overlap) and in the printers of
 ``census-plb optimize``.
 """
@@ -20,7 +20,7 @@ import pytest
 from optimizer.census.allocation import load_builtin
 from optimizer.census.pairs import worst_case, worst_pair_rule
 from optimizer.cli import main
-from optimizer.confirm import confirm
+from optimizer.jobs.confirm import confirm
 from optimizer.search import Target
 from tests.optimizer.test_exactness_screen import fine_grid_what_if
 
@@ -168,7 +168,7 @@ def _confirmations():
 
 def test_run_summary_keys_and_printed_lines():
     from optimizer.commands.optimize import confirmation_lines
-    from optimizer.confirm import confirmation_keys, worst_pair_text
+    from optimizer.jobs.confirm import confirmation_keys, worst_pair_text
 
     uniform, optimized = _confirmations()
     keys = confirmation_keys(uniform, optimized)

@@ -7,7 +7,7 @@ and passes only if every pair's δ.upper ≤ target δ (compared exactly).  If a
 the uniform factor is recalibrated on the worst pair (Newton step in log c, then a check of
 that pair) and the whole set is confirmed again.
 
-Pair jobs run through :func:`optimizer.runner.run_jobs` (cached by exact spec, resumable,
+Pair jobs run through :func:`optimizer.jobs.runner.run_jobs` (cached by exact spec, resumable,
 ``workers`` local processes) unless a ``pairs_runner(alloc, target, pair_list) -> {(i, j):
 Certified-like}`` is given.  Some pairs built from short paths (e.g. [6, 6]: US + State only)
 are much slower than the main pair.
@@ -81,7 +81,7 @@ class Confirmation:
     tied_pairs: list = field(default_factory=list)
     #: the release's δ at the worst point: (max of the pairs' lower bounds, max of their upper bounds)
     release_delta: tuple | None = None
-    #: the exactness screen of the final round's allocation (:mod:`optimizer.exactness`), if run
+    #: the exactness screen of the final round's allocation (:mod:`optimizer.jobs.exactness`), if run
     screen: Any = None
     #: pairs of the final round with a result whose tolerance was not met (coarse sandwich)
     not_exact_pairs: list = field(default_factory=list)
@@ -118,8 +118,8 @@ def pair_delta_job(spec: dict) -> dict:
 
 
 #: result format of :func:`pair_delta_job` (2: with "tolerance_met"); cached results of another
-#: format are recomputed by :func:`optimizer.runner.run_jobs`, never defaulted
-# a function attribute (read with getattr by optimizer.runner._result_format); mypy has no way to declare it
+#: format are recomputed by :func:`optimizer.jobs.runner.run_jobs`, never defaulted
+# a function attribute (read with getattr by optimizer.jobs.runner._result_format); mypy has no way to declare it
 pair_delta_job.result_format = 2  # type: ignore[attr-defined]
 
 
@@ -223,7 +223,7 @@ def _default_runner(cache_dir, workers, progress, label=None, scheduler=None, fr
     to ``fresh``."""
 
     def run(alloc: Allocation, points: Sequence[Target], pair_list):
-        from optimizer.runner import run_jobs
+        from optimizer.jobs.runner import run_jobs
 
         unique, rep = _distinct_compositions(_pair_specs(alloc, points, pair_list))
         computed: set[int] = set()
@@ -431,7 +431,7 @@ def confirm(
             point must hold on every pair; the pair jobs then compute all the points' δ at once).
         pairs_runner: for one point ``f(alloc, target, pair_list) -> {(i, j): obj with
             .lower/.upper}``; for several ``f(alloc, points, pair_list) -> {(i, j): [obj per
-            point]}``; default: cached :func:`optimizer.runner.run_jobs` with ``workers`` processes.
+            point]}``; default: cached :func:`optimizer.jobs.runner.run_jobs` with ``workers`` processes.
         pairs: subset of pairs ``(i, j)`` (default: all i ≤ j).
         max_rounds: confirmation rounds (each recalibration adds one).
         verify_runner: like ``pairs_runner``, used to recompute the worst pair(s) from scratch
@@ -440,9 +440,9 @@ def confirm(
             runner is used (:func:`fresh_pairs` in this process for a few pairs or a custom runner).
         label: what is being confirmed, for the progress lines ("the uniform rescale").
         scheduler: a Dask scheduler address for the pair jobs (workers with one thread each;
-            see :func:`optimizer.runner.check_dask_workers`); default: a local process pool.
+            see :func:`optimizer.jobs.runner.check_dask_workers`); default: a local process pool.
         screen: before each round's pair jobs, plan every pair's engine
-            (:func:`optimizer.exactness.screen_pairs`, nothing integrated) and say which pairs will
+            (:func:`optimizer.jobs.exactness.screen_pairs`, nothing integrated) and say which pairs will
             not be exact and why.
         log: where the screen's lines go (default: stderr when ``progress``, else nowhere).
 
@@ -497,9 +497,9 @@ def _round_line(n: int, worst: tuple[int, int], upper: Fraction, delta: Fraction
 
 
 def _screen(current: Allocation, pair_list, label: str, say):
-    """Plan every pair's engine before the round (:func:`optimizer.exactness.screen_pairs`) and say which
+    """Plan every pair's engine before the round (:func:`optimizer.jobs.exactness.screen_pairs`) and say which
     will not be exact."""
-    from optimizer.exactness import screen_pairs
+    from optimizer.jobs.exactness import screen_pairs
 
     screened = screen_pairs(current, pairs=pair_list)
     for line in screened.lines(label):
@@ -609,7 +609,7 @@ def confirmation_keys(uniform: Confirmation | None, optimized: Confirmation | No
     * ``pairs_not_exact``: ``{"uniform", "optimized"}`` pairs of the final round with a result whose
       tolerance was not met (what the confirmation observed);
     * ``pairs_not_exact_planned``: the same from the exactness screen before the round
-      (:mod:`optimizer.exactness`);
+      (:mod:`optimizer.jobs.exactness`);
     * ``pair_jobs`` / ``pair_jobs_not_exact``: pair jobs of every round of each confirmation call,
       and those whose tolerance was not met;
     * ``exactness_screen``: each screen's summary (counts, engines, the first non-exact pairs and why).

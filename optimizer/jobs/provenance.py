@@ -10,7 +10,7 @@ edited ``optimize.json``.
 
 The *code version* (:func:`code_version`) is the sha256 of the source files that compute the
 numbers (``accountant/*.py`` and the computing modules of ``optimizer/``), plus the package
-version; the job cache of :mod:`optimizer.runner` checks it too.
+version; the job cache of :mod:`optimizer.jobs.runner` checks it too.
 """
 
 from __future__ import annotations
@@ -46,13 +46,13 @@ _ROOT = Path(optimizer.__file__).resolve().parent.parent
 #: module is in the code version, so a new computing module changes it without being listed.
 PRESENTATION = (
     "__init__.py",
-    "atomic.py",
     "cli.py",
     "commands/",
     "formatting.py",
+    "jobs/atomic.py",
+    "jobs/runner.py",
     "report/",
     "run_report.py",
-    "runner.py",
 )
 
 

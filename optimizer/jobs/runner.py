@@ -53,7 +53,7 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
-from optimizer.atomic import atomic_write_json
+from optimizer.jobs.atomic import atomic_write_json
 
 __all__ = ["JobError", "SchedulerUnreachableError", "canonical_json", "check_dask_workers", "job_id", "run_jobs"]
 
@@ -62,8 +62,8 @@ _FORMAT = 2  # cache file format version (stored in every file; 2: code version,
 
 def _job_code_version(fn: Callable) -> str:
     """The code version a job's cached result is valid for: the accountant / optimizer sources
-    (:func:`optimizer.provenance.code_version`) plus the job function's own module file."""
-    from optimizer.provenance import file_code_version
+    (:func:`optimizer.jobs.provenance.code_version`) plus the job function's own module file."""
+    from optimizer.jobs.provenance import file_code_version
 
     return file_code_version(getattr(sys.modules.get(fn.__module__), "__file__", None))
 

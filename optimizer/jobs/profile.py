@@ -3,7 +3,7 @@
 A release's certified (ε, δ) curve is the maximum of δ over all pairs [M_i, M_j] of its spine
 paths, and its trade-off curve the lower convex envelope of the pairs' curves
 (:mod:`optimizer.census.pairs`; arXiv 2606.29835 §1.3).  This module turns that into jobs for
-:func:`optimizer.runner.run_jobs` (parallel, cached, resumable), one job per pair, then
+:func:`optimizer.jobs.runner.run_jobs` (parallel, cached, resumable), one job per pair, then
 aggregates:
 
 * :func:`pair_job` — the picklable job: exact ρ lists of two paths in, JSON-ready strings out
@@ -40,11 +40,11 @@ import mpmath
 
 from accountant.decimals import decimal_ratio, decimal_string, exact_fraction, format_error_up, mid_decimal, outward
 from accountant.tolerance import DELTA, TRADEOFF
-from optimizer.atomic import atomic_write_text
 from optimizer.census.allocation import Allocation, load_builtin
 from optimizer.census.pairs import MAIN_PAIR, Path, lower_convex_envelope_decimal, paths_from_allocation, worst_case
 from optimizer.census.spine import DHC_GEOLEVELS, Pattern, patterns_for
-from optimizer.provenance import allocation_digest, check_run, code_version, seal
+from optimizer.jobs.atomic import atomic_write_text
+from optimizer.jobs.provenance import allocation_digest, check_run, code_version, seal
 
 __all__ = [
     "DEFAULT_DELTA_ZCDP",
@@ -66,7 +66,7 @@ __all__ = [
     "write_profile",
 ]
 
-_DATA = FsPath(__file__).resolve().parent / "data"
+_DATA = FsPath(__file__).resolve().parents[1] / "data"
 _EXACT_CSV = _DATA / "dhc_persons_exact_eps_delta.csv"
 #: significant digits of decimal strings in job results
 RESULT_DIGITS = 25
@@ -440,7 +440,7 @@ def recheck_worst_pairs(
 ) -> tuple[list[tuple[int, int]], list[dict]]:
     """Recompute without the cache every pair that may be the worst at some ε — its upper bound
     reaches the worst pair's lower bound — until every such pair is fresh, as ``optimize``'s
-    confirmation does (the same loop: :func:`optimizer.confirm._verify_worst`, one ε at a time).
+    confirmation does (the same loop: :func:`optimizer.jobs.confirm._verify_worst`, one ε at a time).
 
     ``results`` (``{pair: pair_job result}``, from the runner) is updated in place with the fresh
     results; ``fresh_now`` holds the pairs the runner computed in this run (not read from the
@@ -454,8 +454,8 @@ def recheck_worst_pairs(
     import warnings
     from types import SimpleNamespace
 
-    from optimizer.confirm import FRESH_POOL_MIN, _verify_worst
-    from optimizer.runner import run_jobs
+    from optimizer.jobs.confirm import FRESH_POOL_MIN, _verify_worst
+    from optimizer.jobs.runner import run_jobs
 
     if not specs:
         return [], []
@@ -515,7 +515,7 @@ def _disagreements(cached, fresh, eps, by_pair, cache_dir) -> list[dict]:
     import decimal
     import warnings
 
-    from optimizer.runner import job_id
+    from optimizer.jobs.runner import job_id
 
     disagreements = []
     D = decimal.Decimal
@@ -579,13 +579,13 @@ def release_profile(
             their lower convex envelope.
         limit_pairs: only the first K pairs (quick runs; the worst case is then partial).
         only_pairs: only these pairs.
-        workers, scheduler, cache_dir, progress: passed to :func:`optimizer.runner.run_jobs`.
+        workers, scheduler, cache_dir, progress: passed to :func:`optimizer.jobs.runner.run_jobs`.
         note: text on the pattern source (default from :func:`release_patterns`).
         delta_zcdp: the δ_zCDP each ε came from (reported beside it), if any.
         recheck_worst: recompute without the cache every pair read from it that may be the worst
             at some ε (:func:`recheck_worst_pairs`, as ``optimize``'s confirmation does), so a wrong
             but well-formed cache entry cannot move the reported worst pair.
-        screen: before any pair job, plan every pair's engine (:mod:`optimizer.exactness`) and
+        screen: before any pair job, plan every pair's engine (:mod:`optimizer.jobs.exactness`) and
             say which pairs will not be exact and why (through ``log``, default stderr).
 
     Returns:
@@ -733,7 +733,7 @@ def _planned_specs(paths, eps, name, tols, only_pairs, limit_pairs, screen: bool
     specs = sorted(specs, key=lambda sp: (len(sp.rho_i) + len(sp.rho_j), sp.pair))
     screened = None
     if screen:
-        from optimizer.exactness import screen_paths
+        from optimizer.jobs.exactness import screen_paths
 
         screened = screen_paths(paths, pairs=[sp.pair for sp in specs], name=name)
         for line in screened.lines():
@@ -744,7 +744,7 @@ def _planned_specs(paths, eps, name, tols, only_pairs, limit_pairs, screen: bool
 def _run_pairs(specs, label: str, cache_dir, workers, scheduler, progress, recheck_worst: bool):
     """Run (or read from the cache) every pair job, then recheck without the cache the pairs that may be
     the worst: ``(results by pair, pairs computed now, pairs recomputed, disagreements, seconds)``."""
-    from optimizer.runner import run_jobs
+    from optimizer.jobs.runner import run_jobs
 
     t0 = time.perf_counter()
     computed: set[int] = set()
@@ -920,7 +920,7 @@ CSV_COLUMNS = ("pair_i", "pair_j", "eps", "delta", "delta_lower", "delta_upper",
 
 def profile_inputs(alloc: Allocation, *, tol: float, rtol: float) -> dict[str, Any]:
     """What a release profile's numbers depend on: the allocation's content hash
-    (:func:`optimizer.provenance.allocation_digest`), the code version and the tolerances."""
+    (:func:`optimizer.jobs.provenance.allocation_digest`), the code version and the tolerances."""
     return {
         "kind": "release profile",
         "allocation": {"name": alloc.name, "sha256": allocation_digest(alloc)},
@@ -934,7 +934,7 @@ def write_profile(profile: ReleaseProfile, out_dir: str | os.PathLike, stem: str
     """Write ``<stem>_pairs.csv`` (tidy, one row per pair and ε), ``<stem>_worst.csv`` (per ε)
     and ``<stem>.json`` (summary) atomically, the summary last; returns their paths.
 
-    The summary is sealed (:func:`optimizer.provenance.seal`) with the profile's inputs
+    The summary is sealed (:func:`optimizer.jobs.provenance.seal`) with the profile's inputs
     (``profile_inputs``: allocation hash, code version, tolerances) and stores the sha256 of
     both CSV files (``outputs``), so :func:`check_profile_files` can tell whether a pairs file
     was computed for a given allocation by the current code and left unedited."""
@@ -986,7 +986,7 @@ def check_profile_files(pairs_csv: str | os.PathLike) -> tuple[dict[str, Any] | 
 
     It needs its sibling ``<stem>.json`` written by :func:`write_profile`, sealed, with a
     checksum that matches, the CSV's sha256 among its ``outputs`` and the current
-    :func:`optimizer.provenance.code_version`. An empty problem list means the file is what the
+    :func:`optimizer.jobs.provenance.code_version`. An empty problem list means the file is what the
     current code computed for the allocation named in the returned inputs."""
     p = FsPath(pairs_csv)
     if not p.name.endswith("_pairs.csv"):
