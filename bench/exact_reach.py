@@ -142,7 +142,7 @@ def snapped_survey(log=print) -> dict:
 
     from optimizer.census.allocation import GeolevelBudget
     from optimizer.jobs.exactness import screen_pairs
-    from optimizer.pipeline import spec_for
+    from optimizer.pipeline.stages import spec_for
     from optimizer.search import objectives as O
     from optimizer.search import target_from_allocation, uniform_rescale
     from optimizer.search.guarded import calibrated_optimum

@@ -2,7 +2,7 @@
 
     python -m bench.pipeline [--scenario dhc-persons] [--baseline] [--workers 2] [--out CSV]
 
-Runs :func:`optimizer.pipeline.optimize` with the all-pairs confirmations (what ``census-plb report
+Runs :func:`optimizer.pipeline.stages.optimize` with the all-pairs confirmations (what ``census-plb report
 --scenario S`` runs before it renders) in a fresh temporary folder, so no cache is reused, and prints
 one row per stage:
 
@@ -31,8 +31,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from optimizer import pipeline as PL
 from optimizer.jobs.atomic import atomic_write_text
+from optimizer.pipeline import stages as PL
 
 COLUMNS = ["flow", "stage", "seconds", "sweeps", "pair_jobs", "pair_jobs_not_exact"]
 

@@ -263,7 +263,7 @@ def test_pair_job_flags_and_exact_strings(monkeypatch):
 def test_report_marks_tolerance_misses_and_prints_the_safe_side(tmp_path):
     import csv
 
-    from optimizer.accounting import compute_accounting
+    from optimizer.pipeline.accounting import compute_accounting
     from optimizer.report import TOLERANCE_MARK, build_report
     from scenarios.loader import load_scenario
 

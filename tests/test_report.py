@@ -127,7 +127,7 @@ def test_read_run(toy):
 
 
 def test_a_run_table_of_another_schema_is_refused_by_name(toy, tmp_path):
-    """The report reads a run's tables by their exact column names (optimizer.run_result); a
+    """The report reads a run's tables by their exact column names (optimizer.pipeline.result); a
     curves.csv in another layout (here the pre-RunResult one, ε as ``eps``) is refused with the
     table and the missing column named, not matched by substring."""
     import shutil
@@ -260,7 +260,7 @@ def test_report_uniform_rescale_is_the_optimizers(toy):
     """Issue 14: one algorithm for the uniform rescale — the report's accounting-only value is the
     optimizer's stage 1 (no second, grid-based search that gives a different number)."""
     from optimizer import search as S
-    from optimizer.accounting import compute_accounting
+    from optimizer.pipeline.accounting import compute_accounting
 
     sc = load_scenario(toy / "toy.toml")
     acc = compute_accounting(sc, curves=False)
@@ -358,7 +358,7 @@ def test_heat_map_and_side_effects_from_the_runs_own_tables(toy, tmp_path):
 def test_production_and_what_if_allocations_are_named_as_such(toy, tmp_path):
     """Policy honesty: only a built-in (Census production) allocation is called the Bureau's; a
     user's file is a what-if."""
-    from optimizer.accounting import compute_accounting
+    from optimizer.pipeline.accounting import compute_accounting
 
     text = SCENARIO.replace('allocation = "alloc.toml"', 'allocation = "dhc-persons"')
     assert 'allocation = "dhc-persons"' in text

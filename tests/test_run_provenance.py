@@ -130,8 +130,7 @@ def test_changed_output_file_is_refused(work, capsys):
 def test_run_by_other_code_is_refused(work, capsys, monkeypatch):
     import optimizer.jobs.provenance as P
 
-    real = P.code_version
-    monkeypatch.setattr(P, "code_version", lambda *f: "0" * 64 if f else real())
+    monkeypatch.setattr(P, "code_version", lambda *f: "0" * 64)  # the sources changed since the run
     capsys.readouterr()
     assert _report(work / "toy.toml", work / "run", work / "out") == 2
     assert "code_version: run has" in capsys.readouterr().err
@@ -215,3 +214,28 @@ def test_every_computing_module_is_in_the_code_version():
     for m in ("census/allocation.py", "census/pairs.py", "search/calibrate.py"):
         assert m in mods
     assert not any(m.startswith("report/") for m in mods)
+
+
+def test_a_missing_source_file_is_an_error_not_a_constant(tmp_path):
+    """A code hash over a file that no longer exists (a module moved, a stale path) must fail
+    loudly: hashing it as a constant would keep serving runs of changed code."""
+    import pytest
+
+    from optimizer.jobs.provenance import sources_hash
+
+    real = tmp_path / "a.py"
+    real.write_text("x = 1\n")
+    assert len(sources_hash([real])) == 64
+    with pytest.raises(FileNotFoundError, match=r"gone\.py"):
+        sources_hash([real, tmp_path / "gone.py"])
+
+
+def test_report_code_hash_covers_the_accounting_it_presents():
+    """The report's code hash names the accounting module where it lives now."""
+    from pathlib import Path
+
+    from optimizer.pipeline import accounting
+    from optimizer.report.provenance_block import _code_hash
+
+    assert Path(accounting.__file__).is_file()
+    assert len(_code_hash()) == 64

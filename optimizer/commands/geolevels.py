@@ -45,7 +45,7 @@ def _short(text: str, mode: str) -> str:
 
 def run(args) -> int:
     from optimizer.census.geolevels import geolevel_view
-    from optimizer.pipeline import spec_for
+    from optimizer.pipeline.stages import spec_for
 
     spec = spec_for(
         scenario=args.scenario,

@@ -45,8 +45,8 @@ def configure(p) -> None:
 
 
 def spec_from_args(args):
-    """The :class:`optimizer.pipeline.RunSpec` of the command line (validated before any work)."""
-    from optimizer.pipeline import spec_for
+    """The :class:`optimizer.pipeline.stages.RunSpec` of the command line (validated before any work)."""
+    from optimizer.pipeline.stages import spec_for
 
     return spec_for(
         scenario=args.scenario,
@@ -61,8 +61,8 @@ def spec_from_args(args):
 def run(args) -> int:
     from optimizer.jobs.atomic import check_writable
     from optimizer.jobs.runner import check_scheduler_address
-    from optimizer.pipeline import optimize
-    from optimizer.run_result import RUN_FILES, RunResult
+    from optimizer.pipeline.result import RUN_FILES, RunResult
+    from optimizer.pipeline.stages import optimize
 
     if args.workers is not None and args.workers < 1:  # before anything is loaded or computed
         raise ValueError(f"--workers must be >= 1, got {args.workers}")

@@ -62,7 +62,7 @@ def run(args) -> int:
         return 0
     if args.action == "run":
         from optimizer.commands.report import _progress
-        from optimizer.run_report import ReportRequest, report_scenario
+        from optimizer.pipeline.run import ReportRequest, report_scenario
 
         req = ReportRequest(
             scenario=args.name,

@@ -51,8 +51,8 @@ PRESENTATION = (
     "formatting.py",
     "jobs/atomic.py",
     "jobs/runner.py",
+    "pipeline/run.py",
     "report/",
-    "run_report.py",
 )
 
 
@@ -122,7 +122,9 @@ def _files_hash(files: tuple[str, ...]) -> str:
     for name in files:
         p = Path(name)
         h.update(str(p.relative_to(_ROOT) if p.is_relative_to(_ROOT) else p.name).encode() + b"\0")
-        h.update(p.read_bytes() if p.is_file() else b"<missing>")
+        if not p.is_file():  # a moved module must not drop out of the hash silently
+            raise FileNotFoundError(f"code version: source file {name} does not exist")
+        h.update(p.read_bytes())
         h.update(b"\0")
     return h.hexdigest()
 
@@ -164,7 +166,7 @@ def run_inputs(*, scenario: Mapping | None, alloc, target, weights: Mapping) -> 
         sc = {k: v for k, v in dict(scenario).items() if k != "description"}
     return {
         "result_format": RESULT_FORMAT,
-        "code_version": code_version(_ROOT / "optimizer" / "pipeline.py"),
+        "code_version": code_version(),
         "package_version": _package_version(),
         "scenario": sc,
         "allocation": {"name": alloc.name, "sha256": allocation_digest(alloc)},

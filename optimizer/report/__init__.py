@@ -13,9 +13,9 @@ never through a symbolic link:
 * ``summary.csv``, ``per_geolevel.csv``, ``per_query.csv``, ``curves.csv``, ``tradeoff.csv``.
 
 Inputs are the scenario (:mod:`scenarios.loader`), the accounting-only view of it
-(:class:`optimizer.accounting.Accounting`: the zCDP claim against the exact certified curve of
+(:class:`optimizer.pipeline.accounting.Accounting`: the zCDP claim against the exact certified curve of
 the proxy pair and the uniform rescale, computed by the library — the report does no accounting
-of its own) and, optionally, an optimizer run directory read through :mod:`optimizer.run_result`
+of its own) and, optionally, an optimizer run directory read through :mod:`optimizer.pipeline.result`
 (``*_pairs.csv`` from ``census-plb pairs`` too).
 
 The package, one idea per module: :mod:`~optimizer.report.inputs` (what a run directory gives),

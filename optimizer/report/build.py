@@ -8,9 +8,9 @@ import json
 from collections.abc import Sequence
 from pathlib import Path
 
-from optimizer.accounting import Accounting, Progress, compute_accounting
 from optimizer.formatting import fmt
 from optimizer.jobs.atomic import atomic_write_bytes, atomic_write_text, check_writable
+from optimizer.pipeline.accounting import Accounting, Progress, compute_accounting
 from optimizer.report.document import _sections, _summary
 from optimizer.report.figures import make_figures
 from optimizer.report.inputs import _optimized_allocation, read_run, vet_pairs

@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from pathlib import Path
 
-from optimizer.accounting import Progress, _quiet, compute_accounting
 from optimizer.formatting import TOLERANCE_MARK, fmt, fmt_bound, pct
 from optimizer.jobs.atomic import atomic_write_text, check_writable
+from optimizer.pipeline.accounting import Progress, _quiet, compute_accounting
 from optimizer.report.build import PUBLISHED_ROOT, _write_csv, default_comparison_dir
 from optimizer.report.document import _summary
 from optimizer.report.inputs import RunInputs, _sha256, read_run

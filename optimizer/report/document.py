@@ -8,9 +8,9 @@ from fractions import Fraction
 from typing import Any
 
 from accountant.zcdp import get_conversion
-from optimizer.accounting import Accounting
 from optimizer.census.allocation import BUILTIN_NAMES
 from optimizer.formatting import TOLERANCE_MARK, fmt, fmt_bound, pct, to_float, to_mpf
+from optimizer.pipeline.accounting import Accounting
 from optimizer.report.inputs import RunInputs, tolerance_flags
 from optimizer.report.provenance_block import provenance
 from optimizer.report.tables import _heatmap_rows
@@ -104,7 +104,7 @@ def _worst_pair_text(o: dict) -> str:
 
 def _target_fields(o: dict) -> dict[str, Any]:
     """What the run's promise was (``target`` of the run summary): one point, or a curve's δ grid
-    with the point that binds each allocation (:func:`optimizer.pipeline._target_summary`)."""
+    with the point that binds each allocation (:func:`optimizer.pipeline.stages._target_summary`)."""
     t = o.get("target") or {}
     if t.get("kind") != "curve":
         return {"target_kind": "point", "curve_deltas": "", "curve_text": ""}
@@ -292,8 +292,8 @@ def _geolevel_section(run: RunInputs) -> dict | None:
 
 def _side_effects_section(run: RunInputs, s: dict) -> dict | None:
     """Section 4: the exact δ of the new allocations at the other points of the old zCDP curve
-    (:mod:`optimizer.side_effects`), stating plainly where the new noise is weaker than it."""
-    from optimizer.side_effects import weaker_points
+    (:mod:`optimizer.pipeline.side_effects`), stating plainly where the new noise is weaker than it."""
+    from optimizer.pipeline.side_effects import weaker_points
 
     rows = run.delta_grid
     if not rows:

@@ -5,8 +5,8 @@ from __future__ import annotations
 import io
 
 from accountant.zcdp import get_conversion
-from optimizer.accounting import Accounting
 from optimizer.formatting import fmt
+from optimizer.pipeline.accounting import Accounting
 from optimizer.report.inputs import RunInputs
 from optimizer.report.tables import _optimized_curve, _optimized_tradeoff, _pair_matrix
 

@@ -1,5 +1,5 @@
 """What a run directory gives the report (:class:`RunInputs`, read through the one schema of
-:mod:`optimizer.run_result`; per-pair files vetted by their sealed inputs) and the tolerance
+:mod:`optimizer.pipeline.result`; per-pair files vetted by their sealed inputs) and the tolerance
 flags of everything the report shows as certified.
 """
 
@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from optimizer.accounting import DELTA_RTOL, DELTA_TOL, EPS_TOL, Accounting
+from optimizer.pipeline.accounting import DELTA_RTOL, DELTA_TOL, EPS_TOL, Accounting
 
 
 def tolerance_flags(acc: Accounting, run: RunInputs | None = None) -> dict[str, bool]:
@@ -54,7 +54,7 @@ class RunInputs:
     pairs_ignored: list[str] = field(default_factory=list)
     #: which allocation the per-pair results are of ("the optimized allocation", …)
     pairs_of: str | None = None
-    #: the run's side-effects table (optimizer.side_effects) and final confirmation, one row per pair
+    #: the run's side-effects table (optimizer.pipeline.side_effects) and final confirmation, one row per pair
     delta_grid: list[dict] | None = None
     confirm_pairs: list[dict] | None = None
     hashes: dict[str, str] = field(default_factory=dict)
@@ -86,11 +86,11 @@ def read_run(run_dir: str | Path | None) -> RunInputs:
     tradeoff.csv) and per-pair δ results (``*_pairs.csv``: pair_i, pair_j, eps, delta…)."""
     if run_dir is None or not Path(run_dir).is_dir():
         return RunInputs(None)
-    from optimizer.run_result import RunResult
+    from optimizer.pipeline.result import RunResult
 
     d = Path(run_dir)
     run = RunInputs(d)
-    stored = RunResult.read(d)  # the one schema of a run directory (optimizer/run_result.py)
+    stored = RunResult.read(d)  # the one schema of a run directory (optimizer/pipeline/result.py)
     if stored is not None:
         run.optimize = stored.summary
         run.hashes["optimize.json (timings excluded)"] = _result_hash(stored.summary)
@@ -152,7 +152,7 @@ def vet_pairs(run: RunInputs, allocations: dict[str, Any]) -> None:
 
 def _cell(row: dict, name: str, where: str):
     """Column ``name`` of a row of a run's table (``None`` when empty); a row without that
-    column is not of this schema (optimizer.run_result) and is refused, naming the table."""
+    column is not of this schema (optimizer.pipeline.result) and is refused, naming the table."""
     if name not in row:
         raise ValueError(f"{where}: no column {name!r} (columns: {', '.join(row)}); not a run of this version")
     v = row[name]

@@ -5,8 +5,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from optimizer.accounting import DELTA_RTOL, DELTA_TOL, EPS_TOL, Accounting
+from optimizer import formatting
 from optimizer.jobs.provenance import sources_hash, versions
+from optimizer.pipeline import accounting
+from optimizer.pipeline.accounting import DELTA_RTOL, DELTA_TOL, EPS_TOL, Accounting
 from optimizer.report.inputs import RunInputs, _sha256
 
 _ROOT = Path(__file__).resolve().parent.parent.parent
@@ -24,8 +26,8 @@ def _code_hash() -> str:
     return sources_hash(
         [
             *sorted((_ROOT / "accountant").glob("*.py")),
-            opt / "accounting.py",
-            opt / "formatting.py",
+            Path(accounting.__file__),
+            Path(formatting.__file__),
             *sorted((opt / "report").glob("*.py")),
             *sorted((opt / "report" / "templates").iterdir()),
         ]

@@ -4,7 +4,7 @@
     .venv/bin/python tests/golden/make_golden.py --render-only   # the stored run's report only
 
 Runs the optimizer on the scenario ``pl94-units`` (2 Optuna trials, confirmed on all 528 pairs) and
-stores its :class:`optimizer.run_result.RunResult` under ``tests/golden/pl94-units/run/``, then
+stores its :class:`optimizer.pipeline.result.RunResult` under ``tests/golden/pl94-units/run/``, then
 writes the report built from it to ``tests/golden/pl94-units/expected/`` (``report.md`` and
 ``summary.csv``, with the lines that name the code or the machine removed: see
 :func:`normalized`).  ``tests/test_golden_report.py`` rebuilds the report from the stored run with
@@ -34,7 +34,7 @@ def normalized(text: str) -> str:
 def build(run_dir: Path, out_dir: Path) -> dict[str, str]:
     """The report of the stored run (provenance checks off: the run was made by older code on
     purpose), normalized: ``{file name: text}``."""
-    import optimizer.provenance as P
+    import optimizer.jobs.provenance as P
     from optimizer.report import build_report
 
     saved = P.check_run_dir

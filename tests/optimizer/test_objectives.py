@@ -116,7 +116,7 @@ def test_scenario_objective_keys():
 def test_default_scenario_optimizes_mean_relative_variance_under_the_guard(tmp_path):
     """The contract of issue 15 on the default scenario (proxy pair; the all-pairs confirmation is
     exercised by the report tests): no query noisier, mean relative variance below the uniform's."""
-    from optimizer.pipeline import optimize, spec_for
+    from optimizer.pipeline.stages import optimize, spec_for
 
     s = optimize(spec_for(scenario="dhc-persons", trials=2), tmp_path, confirm=False).summary
     assert s["objective"] == "mean-relative-variance" and s["pareto"] is True and s["pareto_guard_met"] is True

@@ -13,7 +13,7 @@ from fractions import Fraction
 import pytest
 
 import optimizer.jobs.confirm as C
-from optimizer.pipeline import optimize, spec_for
+from optimizer.pipeline.stages import optimize, spec_for
 
 PAIRS = [(6, 6), (10, 31), (13, 13)]  # cheap pairs ([6, 12] of the optimized allocation: 1.5 s per δ)
 RAISED = (10, 31)

@@ -296,7 +296,7 @@ def test_scenario_fan_outs_key():
 
 
 def test_pipeline_optimizes_published_variance_with_scenario_fan_outs(tmp_path):
-    from optimizer.pipeline import optimize, spec_for
+    from optimizer.pipeline.stages import optimize, spec_for
 
     path = tmp_path / "s.toml"
     path.write_text(SCEN + FANS)

@@ -1,12 +1,12 @@
-"""optimizer.side_effects: the exact δ of an allocation at the other points of the old zCDP curve."""
+"""optimizer.pipeline.side_effects: the exact δ of an allocation at the other points of the old zCDP curve."""
 
 from fractions import Fraction as F
 
 import pytest
 
 from optimizer.census.allocation import load_builtin
+from optimizer.pipeline.side_effects import delta_grid_rows, weaker_points
 from optimizer.search import proxy_composition, target_from_allocation, uniform_rescale
-from optimizer.side_effects import delta_grid_rows, weaker_points
 
 
 @pytest.fixture(scope="module")
@@ -61,8 +61,8 @@ def test_weaker_points_reads_csv_strings():
 
 
 def test_the_pipeline_stores_and_reports_the_table(tmp_path):
-    from optimizer.pipeline import optimize, spec_for
-    from optimizer.run_result import RunResult
+    from optimizer.pipeline.result import RunResult
+    from optimizer.pipeline.stages import optimize, spec_for
 
     res = optimize(spec_for(scenario="dhc-persons", trials=1), tmp_path / "work", confirm=False)
     assert len(res.delta_grid) == 15 and res.confirm_pairs == []
@@ -76,7 +76,7 @@ def test_the_pipeline_stores_and_reports_the_table(tmp_path):
 def test_the_report_shows_side_effects_and_published_counts(tmp_path):
     """A run of the default scenario: the summary's published-variance table (GLS model, 2020
     fan-outs) never gets worse under the Pareto guard; the report renders both new sections."""
-    from optimizer.pipeline import optimize, spec_for
+    from optimizer.pipeline.stages import optimize, spec_for
     from optimizer.report import build_report
     from scenarios.loader import load_scenario
 

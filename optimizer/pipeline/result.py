@@ -2,7 +2,7 @@
 
 A run directory holds (:data:`RUN_FILES`):
 
-* ``optimize.json`` — the summary (:func:`optimizer.pipeline.optimize` lists its keys), sealed
+* ``optimize.json`` — the summary (:func:`optimizer.pipeline.stages.optimize` lists its keys), sealed
   by :func:`optimizer.jobs.provenance.seal` with the hash of everything the run depends on and the
   sha256 of each CSV/TOML file below (``outputs``);
 * ``per_query.csv`` — one row per (geolevel, query): baseline ρ and σ², σ² of the uniform
@@ -13,7 +13,7 @@ A run directory holds (:data:`RUN_FILES`):
   ``alpha``, ``beta``, lower ends);
 * ``delta_grid.csv`` — side effects at other δ: the proxy pair's exact δ of the baseline, the
   uniform rescale and the optimized allocation at each point of the old zCDP curve
-  (:mod:`optimizer.side_effects`);
+  (:mod:`optimizer.pipeline.side_effects`);
 * ``confirm_pairs.csv`` — the final all-pairs confirmation's δ of every pair (the report's
   worst-pair heat map);
 * ``allocation_optimized.toml`` — the optimized allocation, exact fractions.
@@ -73,7 +73,7 @@ class RunResult:
         summary: the ``optimize.json`` document (JSON-ready; sealed when written or read).
         per_query, per_geolevel, curves, tradeoff: table rows (numbers when computed, strings
             when read back from disk).
-        delta_grid: :func:`optimizer.side_effects.delta_grid_rows` of the baseline, the uniform
+        delta_grid: :func:`optimizer.pipeline.side_effects.delta_grid_rows` of the baseline, the uniform
             rescale and the optimized allocation (the proxy pair's exact δ on the old zCDP curve).
         confirm_pairs: the final all-pairs confirmation, one row per pair (``pair_i``, ``pair_j``,
             ``eps``, ``delta_lower``, ``delta_upper``, ``tolerance_met``, ``allocation``); empty

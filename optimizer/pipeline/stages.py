@@ -13,7 +13,7 @@
 6. the tables and the proxy pair's exact curves.
 
 The CLI only parses arguments into a :class:`RunSpec`, calls :func:`optimize`, writes the
-:class:`~optimizer.run_result.RunResult` and prints it.
+:class:`~optimizer.pipeline.result.RunResult` and prints it.
 """
 
 from __future__ import annotations
@@ -26,8 +26,8 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
-from optimizer.run_result import RunResult
-from optimizer.side_effects import delta_grid_rows, weaker_points
+from optimizer.pipeline.result import RunResult
+from optimizer.pipeline.side_effects import delta_grid_rows, weaker_points
 
 __all__ = ["RunSpec", "optimize", "spec_for"]
 

@@ -96,7 +96,7 @@ def run_optimizer(
     """Run the optimizer pipeline for the scenario and write its result into ``run_dir``
     (``trials`` > 0 overrides the scenario's trial count); True when a result was written."""
     from optimizer.jobs.exactness import screen_pairs
-    from optimizer.pipeline import optimize, spec_for
+    from optimizer.pipeline.stages import optimize, spec_for
 
     spec = spec_for(scenario=scenario_name, trials=trials or None)
     say(f"running the optimizer for {spec.name} ({spec.trials} trials) into {run_dir}")
