@@ -15,7 +15,7 @@ import sys
 
 
 def main(argv: list[str] | None = None) -> int:
-    from optimizer.cli import main as cli
+    from optimizer.cli.main import main as cli
 
     return cli(["scenario", "compare", *(sys.argv[1:] if argv is None else argv)])
 

@@ -2,7 +2,7 @@
 
 import json
 
-from optimizer.cli import main
+from optimizer.cli.main import main
 
 
 def test_account_json(capsys):

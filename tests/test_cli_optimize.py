@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from optimizer.cli import main
+from optimizer.cli.main import main
 
 KEYS = (
     "target_epsilon",

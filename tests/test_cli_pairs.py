@@ -4,7 +4,7 @@ import json
 
 import mpmath
 
-from optimizer.cli import main
+from optimizer.cli.main import main
 
 EPS_1E10 = "26.340588852722324353781974500154992685"
 

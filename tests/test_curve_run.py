@@ -14,7 +14,7 @@ import pytest
 
 from optimizer.census.allocation import Allocation
 from optimizer.census.pairs import pairs as all_pairs
-from optimizer.cli import main
+from optimizer.cli.main import main
 from optimizer.jobs.confirm import fresh_pairs, paths_of
 from optimizer.search import mpf_to_fraction
 from optimizer.search.curve_target import CurveTarget

@@ -10,7 +10,7 @@ import pytest
 
 from accountant.composition import SIGMA2_MAX, SIGMA2_MIN
 from optimizer.census.allocation import Allocation, AllocationError
-from optimizer.cli import main
+from optimizer.cli.main import main
 from optimizer.report import read_run, render_markdown
 from scenarios.loader import TARGET_DELTA_MIN, ScenarioError, parse_scenario
 

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 import optimizer.jobs.runner as runner
-from optimizer.cli import main
+from optimizer.cli.main import main
 
 ROOT = Path(__file__).resolve().parents[1]
 EPS_1E10 = "26.340588852722324353781974500154992685"  # ε_BS(δ_z = 1e-10), ρ = 24811/5000
@@ -150,7 +150,7 @@ def test_sigint_stops_a_pool_run_promptly(tmp_path):
     finished (9.4 s); now the pending jobs are cancelled and the workers terminated: the command
     exits with 130 within 3 s (target 2 s; the slack covers a loaded 2-core machine) and leaves no
     worker process behind."""
-    cmd = [sys.executable, "-m", "optimizer.cli", "pairs", "--allocation", "dhc-persons", "--workers", "2"]
+    cmd = [sys.executable, "-m", "optimizer.cli.main", "pairs", "--allocation", "dhc-persons", "--workers", "2"]
     cmd += ["--eps", f"{EPS_1E10},20", "--cache", str(tmp_path / "cache"), "--no-progress"]
     proc = subprocess.Popen(cmd, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     workers: list[int] = []
@@ -230,7 +230,7 @@ def test_interrupted_account_does_not_claim_a_cache(monkeypatch, capsys):
     """Issue 32, item 6(d): after Ctrl-C `account` said "finished work is cached" though it has
     no cache; it now says it was interrupted and nothing was saved, while the commands that do
     cache (pairs, optimize, report, scenario run) keep saying their finished work is cached."""
-    from optimizer.commands import account, pairs
+    from optimizer.cli.commands import account, pairs
 
     monkeypatch.setattr(account, "run", _interrupted)
     assert main(["account", "--sigma2", "1", "--eps", "1"]) == 130

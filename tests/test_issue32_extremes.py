@@ -24,7 +24,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from accountant import Composition, DiscreteGaussian, decimals
-from optimizer.cli import main
+from optimizer.cli.main import main
 
 
 def _run(capsys, *argv: str) -> tuple[int, str, str, float]:

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from optimizer.census.allocation import Allocation, load_builtin
-from optimizer.cli import build_parser, main
+from optimizer.cli.main import build_parser, main
 from optimizer.report import build_report, release_pair_count
 from scenarios.loader import load_scenario
 

@@ -27,7 +27,7 @@ from accountant.decimals import (
     mid_decimal,
     outward,
 )
-from optimizer.cli import main
+from optimizer.cli.main import main
 
 TWO = ["--sigma2", "10000/73", "--sigma2", "10000/11"]
 

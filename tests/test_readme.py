@@ -55,7 +55,7 @@ def test_account_example_runs():
     cmd, expected = ex
     argv = shlex.split(cmd)[1:]
     proc = subprocess.run(
-        [sys.executable, "-m", "optimizer.cli", *argv], capture_output=True, text=True, cwd=ROOT, timeout=300
+        [sys.executable, "-m", "optimizer.cli.main", *argv], capture_output=True, text=True, cwd=ROOT, timeout=300
     )
     assert proc.returncode == 0, proc.stderr
     # the certified value must match digit for digit; the "± error" column (3 significant

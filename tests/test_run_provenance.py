@@ -8,7 +8,7 @@ import shutil
 
 import pytest
 
-from optimizer.cli import main
+from optimizer.cli.main import main
 from optimizer.jobs.provenance import StaleRunError, check_run, scenario_run_inputs, seal
 from optimizer.report import build_report
 from scenarios.loader import load_scenario

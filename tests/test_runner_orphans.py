@@ -92,7 +92,7 @@ def test_json_into_closed_pipe_exits_quietly():
     cli = [
         sys.executable,
         "-c",
-        "import sys; from optimizer.cli import main; sys.exit(main())",
+        "import sys; from optimizer.cli.main import main; sys.exit(main())",
         "account",
         "--sigma2",
         "3",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from optimizer.cli import main
+from optimizer.cli.main import main
 from optimizer.jobs.runner import check_scheduler_address
 
 

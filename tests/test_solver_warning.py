@@ -9,7 +9,7 @@ import pytest
 
 from optimizer import search as S
 from optimizer.census.allocation import load_builtin
-from optimizer.cli import main
+from optimizer.cli.main import main
 
 
 @pytest.fixture

@@ -46,8 +46,7 @@ _ROOT = Path(optimizer.__file__).resolve().parent.parent
 #: module is in the code version, so a new computing module changes it without being listed.
 PRESENTATION = (
     "__init__.py",
-    "cli.py",
-    "commands/",
+    "cli/",
     "formatting.py",
     "jobs/atomic.py",
     "jobs/runner.py",

@@ -24,7 +24,7 @@ SHAPE_DENOMINATOR = 10**5
 class SolverWarning(RuntimeWarning):
     """A convex solver's status short of ``OPTIMAL``, explained in one line: what it affects (a
     starting shape) and why the exact accountant's later check keeps every guarantee intact.
-    The CLI prints it as one ``note:`` line (``optimizer.cli``)."""
+    The CLI prints it as one ``note:`` line (``optimizer.cli.main``)."""
 
 
 def zcdp_optimum(

@@ -164,7 +164,7 @@ def test_bad_inputs_clear_errors():
 def test_cli_account_huge_eps_answers_fast(capsys):
     """Items 5, 7: `census-plb account --sigma2 100 --eps 1e3` (was > 120 s) prints its certified
     bound at once, with the miss flagged."""
-    from optimizer.cli import main
+    from optimizer.cli.main import main
 
     t = time.perf_counter()
     assert main(["account", "--sigma2", "100", "--eps", "1e3,100", "--json"]) == 0

@@ -72,7 +72,7 @@ def test_geolevels_cli_json():
         [
             sys.executable,
             "-m",
-            "optimizer.cli",
+            "optimizer.cli.main",
             "geolevels",
             "--scenario",
             "su2024-per-geolevel",

@@ -19,7 +19,7 @@ import pytest
 
 from optimizer.census.allocation import load_builtin
 from optimizer.census.pairs import worst_case, worst_pair_rule
-from optimizer.cli import main
+from optimizer.cli.main import main
 from optimizer.jobs.confirm import confirm
 from optimizer.search import Target
 from tests.optimizer.test_exactness_screen import fine_grid_what_if
@@ -167,7 +167,7 @@ def _confirmations():
 
 
 def test_run_summary_keys_and_printed_lines():
-    from optimizer.commands.optimize import confirmation_lines
+    from optimizer.cli.commands.optimize import confirmation_lines
     from optimizer.jobs.confirm import confirmation_keys, worst_pair_text
 
     uniform, optimized = _confirmations()

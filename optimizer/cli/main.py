@@ -1,6 +1,6 @@
 """``census-plb``: the command-line front end (thin over the library).
 
-Each sub-command lives in ``optimizer/commands/<name>.py`` and exposes
+Each sub-command lives in ``optimizer/cli/commands/<name>.py`` and exposes
 ``HELP`` (one line), ``configure(parser)`` and ``run(args) -> int``.  Errors are printed as
 one clear line (exit code 2 for bad input, 1 for a failed computation); ``--debug`` shows the
 traceback.  Exit code 0 means success; ``optimize`` returns 3 when the confirmation fails.
@@ -35,9 +35,9 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in COMMANDS:
         try:
-            mod = importlib.import_module(f"optimizer.commands.{name}")
+            mod = importlib.import_module(f"optimizer.cli.commands.{name}")
         except ModuleNotFoundError as exc:
-            if exc.name == f"optimizer.commands.{name}":
+            if exc.name == f"optimizer.cli.commands.{name}":
                 continue
             raise
         p = sub.add_parser(

@@ -61,7 +61,7 @@ def run(args) -> int:
             )
         return 0
     if args.action == "run":
-        from optimizer.commands.report import _progress
+        from optimizer.cli.commands.report import _progress
         from optimizer.pipeline.run import ReportRequest, report_scenario
 
         req = ReportRequest(

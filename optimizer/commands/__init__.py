@@ -1,1 +1,0 @@
-"""Sub-commands of the ``census-plb`` CLI (one module each; see :mod:`optimizer.cli`)."""
