@@ -3,7 +3,7 @@
 Every bad input is reported before work starts as one line naming the value and where it came
 from: ``<source>, line <n>, <noun> '<name>': <message>``.  :class:`LocatedError` is the base of
 :class:`optimizer.census.allocation.AllocationError` (noun "field") and
-:class:`scenarios.loader.ScenarioError` (noun "key"); :func:`toml_key_line` is the best-effort
+:class:`optimizer.scenario.ScenarioError` (noun "key"); :func:`toml_key_line` is the best-effort
 line finder both use (``tomllib`` keeps no positions).
 """
 

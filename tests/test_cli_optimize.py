@@ -90,7 +90,7 @@ def _check_full_confirmation(tmp_path, capsys, scenario: str) -> dict:
 def test_an_unknown_scenario_lists_the_scenarios(tmp_path, capsys):
     """Issue 34 item 7: `optimize --scenario nosuch` names the scenarios there are, not only the
     built-in allocations."""
-    from scenarios.loader import list_scenarios
+    from optimizer.scenario import list_scenarios
 
     assert main(["optimize", "--scenario", "nosuch", "--out", str(tmp_path)]) == 2
     err = capsys.readouterr().err

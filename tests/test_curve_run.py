@@ -16,9 +16,9 @@ from optimizer.census.allocation import Allocation
 from optimizer.census.pairs import pairs as all_pairs
 from optimizer.cli.main import main
 from optimizer.jobs.confirm import fresh_pairs, paths_of
+from optimizer.scenario import ScenarioError, parse_scenario
 from optimizer.search import mpf_to_fraction
 from optimizer.search.curve_target import CurveTarget
-from scenarios.loader import ScenarioError, parse_scenario
 from tests.toy_scenario import TOY_ALLOC
 
 DELTAS = ["1e-3", "1e-8", "1e-12"]
@@ -92,7 +92,7 @@ def test_optimized_allocation_keeps_every_point_and_the_guard(run):
 
 def test_report_states_the_curve_target_and_its_points(run, tmp_path):
     from optimizer.report import build_report
-    from scenarios.loader import load_scenario
+    from optimizer.scenario import load_scenario
 
     s, out = run
     scenario = load_scenario(out.parent / "toy-curve.toml")

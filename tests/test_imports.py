@@ -152,7 +152,7 @@ def test_the_module_list_is_complete():
     assert {"accountant", "accountant.composition", "optimizer.cli.main", "optimizer.cli.commands.account"} <= set(
         MODULES
     )
-    assert "scenarios.loader" in MODULES and len(MODULES) > 30
+    assert "optimizer.scenario" in MODULES and len(MODULES) > 30
 
 
 def test_cycle_finder_finds_a_cycle():

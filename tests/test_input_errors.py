@@ -12,7 +12,7 @@ from accountant.composition import SIGMA2_MAX, SIGMA2_MIN
 from optimizer.census.allocation import Allocation, AllocationError
 from optimizer.cli.main import main
 from optimizer.report import read_run, render_markdown
-from scenarios.loader import TARGET_DELTA_MIN, ScenarioError, parse_scenario
+from optimizer.scenario import TARGET_DELTA_MIN, ScenarioError, parse_scenario
 
 HEADER = "geolevel,query,rho_exact\n"
 SCENARIO = """name = "x"
@@ -246,7 +246,7 @@ def test_report_markdown_escapes_names():
 
 def test_built_report_md_escapes_query_names(tmp_path):
     from optimizer.report import build_report
-    from scenarios.loader import load_scenario
+    from optimizer.scenario import load_scenario
 
     (tmp_path / "alloc.toml").write_text(
         'run_type = "custom"\n[[geolevel]]\nname = "US"\n[geolevel.queries]\n"<script>alert(1)</script>" = "1/10"\n'
@@ -263,7 +263,7 @@ def test_built_report_md_escapes_query_names(tmp_path):
 
 
 def test_non_utf8_scenario_names_file_and_line(tmp_path):
-    from scenarios.loader import load_scenario
+    from optimizer.scenario import load_scenario
 
     p = tmp_path / "s.toml"
     p.write_bytes(SCENARIO.format(delta="1e-10", extra="").replace('"test"', '"caf\xe9"').encode("latin-1"))

@@ -11,7 +11,7 @@ import optimizer.jobs.atomic as atomic
 from optimizer.cli.main import main
 from optimizer.jobs.atomic import UnsafeOutputError, atomic_write_bytes, atomic_write_json, atomic_write_text
 from optimizer.report import build_report, default_comparison_dir, default_report_dir, write_comparison
-from scenarios.loader import load_scenario
+from optimizer.scenario import load_scenario
 
 ROOT = Path(__file__).resolve().parents[1]
 

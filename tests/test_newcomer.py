@@ -11,7 +11,7 @@ import pytest
 from optimizer.census.allocation import Allocation, load_builtin
 from optimizer.cli.main import build_parser, main
 from optimizer.report import build_report, release_pair_count
-from scenarios.loader import load_scenario
+from optimizer.scenario import load_scenario
 
 ROOT = Path(__file__).resolve().parents[1]
 

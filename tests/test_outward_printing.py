@@ -265,7 +265,7 @@ def test_report_marks_tolerance_misses_and_prints_the_safe_side(tmp_path):
 
     from optimizer.pipeline.accounting import compute_accounting
     from optimizer.report import TOLERANCE_MARK, build_report
-    from scenarios.loader import load_scenario
+    from optimizer.scenario import load_scenario
 
     from .test_report import ALLOC, SCENARIO
 

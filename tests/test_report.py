@@ -10,7 +10,7 @@ from optimizer.census.allocation import Allocation
 from optimizer.jobs.profile import ReleaseProfile, profile_inputs, write_profile
 from optimizer.jobs.provenance import scenario_run_inputs, seal
 from optimizer.report import build_report, compare_scenarios, read_run, write_comparison
-from scenarios.loader import load_scenario
+from optimizer.scenario import load_scenario
 from tests.toy_scenario import TOY_ALLOC as ALLOC
 
 SCENARIO = """name = "toy"

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from optimizer.report import build_report
-from scenarios.loader import load_scenario
+from optimizer.scenario import load_scenario
 
 from .test_report import ALLOC, SCENARIO
 

@@ -11,7 +11,7 @@ import pytest
 from optimizer.cli.main import main
 from optimizer.jobs.provenance import StaleRunError, check_run, scenario_run_inputs, seal
 from optimizer.report import build_report
-from scenarios.loader import load_scenario
+from optimizer.scenario import load_scenario
 from tests.toy_scenario import TOY_ALLOC as ALLOC
 
 SCENARIO = """name = "{name}"

@@ -5,7 +5,7 @@ from fractions import Fraction
 
 import pytest
 
-from scenarios.loader import Scenario, ScenarioError, list_scenarios, load_scenario, parse_scenario
+from optimizer.scenario import Scenario, ScenarioError, list_scenarios, load_scenario, parse_scenario
 
 BASE = ["dhc-persons", "dhc-units", "pl94-persons", "pl94-units"]
 VARIATIONS = [

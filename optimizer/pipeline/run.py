@@ -66,7 +66,7 @@ def report_scenario(req: ReportRequest, say: Callable[[str], None]) -> Path:
     the path of ``report.html``.  Every refusal happens before any long work."""
     from optimizer.jobs.runner import check_scheduler_address
     from optimizer.report import build_report, check_report_outputs
-    from scenarios.loader import list_scenarios, load_scenario
+    from optimizer.scenario import list_scenarios, load_scenario
 
     scheduler = check_scheduler_address(req.scheduler)
     if req.force and req.skip_optimize:

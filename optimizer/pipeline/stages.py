@@ -73,7 +73,7 @@ class RunSpec:
             (:class:`optimizer.search.published_variance.FanOuts`; ``None``: the shipped 2020 ones).
         target_kind, curve_deltas: ``"point"`` (the promise at ``delta``) or ``"curve"`` (the
             conversion's ε(δ) at every δ of ``curve_deltas``, :mod:`optimizer.search.curve_target`).
-        scenario: the scenario's :meth:`~scenarios.loader.Scenario.as_dict` (``None`` for a bare
+        scenario: the scenario's :meth:`~optimizer.scenario.Scenario.as_dict` (``None`` for a bare
             built-in allocation).
     """
 
@@ -113,13 +113,13 @@ def spec_for(
     name = scenario or allocation or ""
     scen = None
     if scenario:
-        from scenarios.loader import SCENARIO_DIR, load_scenario
+        from optimizer.scenario import SCENARIO_DIR, load_scenario
 
         if Path(scenario).suffix == ".toml" or (SCENARIO_DIR / f"{scenario}.toml").is_file():
             scen = load_scenario(scenario)
             name = scen.name
         elif scenario not in BUILTIN_NAMES:
-            from scenarios.loader import list_scenarios
+            from optimizer.scenario import list_scenarios
 
             raise ValueError(
                 f"unknown scenario or allocation {scenario!r}; scenarios: {', '.join(list_scenarios())}; "
@@ -169,9 +169,9 @@ def spec_for(
 
 
 def _check_delta(delta: str, where: str) -> None:
-    """Refuse a target δ outside the supported range before any work (see scenarios.loader)."""
+    """Refuse a target δ outside the supported range before any work (see optimizer.scenario)."""
     from accountant.exact import to_fraction
-    from scenarios.loader import check_target_delta
+    from optimizer.scenario import check_target_delta
 
     try:
         value = to_fraction(str(delta), name=where)

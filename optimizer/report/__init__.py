@@ -12,7 +12,7 @@ never through a symbolic link:
   and ``fig_pairs_heatmap.png`` (when per-pair results exist) — matplotlib, Agg backend;
 * ``summary.csv``, ``per_geolevel.csv``, ``per_query.csv``, ``curves.csv``, ``tradeoff.csv``.
 
-Inputs are the scenario (:mod:`scenarios.loader`), the accounting-only view of it
+Inputs are the scenario (:mod:`optimizer.scenario`), the accounting-only view of it
 (:class:`optimizer.pipeline.accounting.Accounting`: the zCDP claim against the exact certified curve of
 the proxy pair and the uniform rescale, computed by the library — the report does no accounting
 of its own) and, optionally, an optimizer run directory read through :mod:`optimizer.pipeline.result`

@@ -78,7 +78,7 @@ def build_report(
     accounting: Accounting | None = None,
     progress: Progress = _quiet,
 ) -> dict[str, Path]:
-    """Write the report of ``scenario`` (a name, path or :class:`scenarios.loader.Scenario`).
+    """Write the report of ``scenario`` (a name, path or :class:`optimizer.scenario.Scenario`).
 
     Args:
         scenario: the scenario.
@@ -91,7 +91,7 @@ def build_report(
     Returns:
         ``{file name: path}`` of everything written.
     """
-    from scenarios.loader import Scenario, load_scenario
+    from optimizer.scenario import Scenario, load_scenario
 
     sc = scenario if isinstance(scenario, Scenario) else load_scenario(scenario)
     run_dir = Path(run_dir) if run_dir is not None else Path("runs") / sc.name

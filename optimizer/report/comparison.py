@@ -52,7 +52,7 @@ def compare_scenarios(
 ) -> list[dict]:
     """One row per scenario: total ρ, claimed ε, δ target, exact ε at δ and δ at ε (proxy pair),
     uniform variance drop, optimized drop (when ``<runs_root>/<scenario>/optimize.json`` exists)."""
-    from scenarios.loader import list_scenarios, load_scenario
+    from optimizer.scenario import list_scenarios, load_scenario
 
     rows = []
     for name in list(names) if names is not None else list_scenarios():

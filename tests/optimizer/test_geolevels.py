@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from optimizer.census.geolevels import geolevel_view
-from scenarios.loader import load_scenario
+from optimizer.scenario import load_scenario
 
 DATA = Path(__file__).resolve().parents[2] / "optimizer" / "data" / "su2024_fig2_epsilon_per_geolevel.csv"
 

@@ -6,10 +6,10 @@ from fractions import Fraction as F
 import pytest
 
 from optimizer.census.allocation import Allocation, load_builtin
+from optimizer.scenario import ScenarioError, parse_scenario
 from optimizer.search import objectives as O
 from optimizer.search import target_from_allocation, uniform_rescale
 from optimizer.search.guarded import calibrated_optimum
-from scenarios.loader import ScenarioError, parse_scenario
 
 TOY = """name = "toy"
 run_type = "custom"

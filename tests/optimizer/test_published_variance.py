@@ -271,7 +271,7 @@ counts = { US = "1", State = "51", County = "3143", Tract = "80000", Block_Group
 
 
 def test_scenario_fan_outs_key():
-    from scenarios.loader import ScenarioError, parse_scenario
+    from optimizer.scenario import ScenarioError, parse_scenario
 
     s = parse_scenario(SCEN + FANS)
     assert s.objective == "published-variance" and s.fan_outs.fan_outs[2] == F(80000, 3143)

@@ -78,7 +78,7 @@ def test_the_report_shows_side_effects_and_published_counts(tmp_path):
     fan-outs) never gets worse under the Pareto guard; the report renders both new sections."""
     from optimizer.pipeline.stages import optimize, spec_for
     from optimizer.report import build_report
-    from scenarios.loader import load_scenario
+    from optimizer.scenario import load_scenario
 
     res = optimize(spec_for(scenario="dhc-persons", trials=1), tmp_path / "work", confirm=False)
     pv = res.summary["published_variance"]

@@ -50,7 +50,7 @@ def configure(p) -> None:
 
 
 def run(args) -> int:
-    from scenarios.loader import list_scenarios, load_scenario
+    from optimizer.scenario import list_scenarios, load_scenario
 
     if args.action == "list":
         print(f"{'scenario':28s} {'allocation':14s} {'conversion':12s} {'delta':13s} description")

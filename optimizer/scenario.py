@@ -1,6 +1,6 @@
 """Scenario files: what to promise, what to optimise for — pure data, validated on load.
 
-A scenario is a small TOML file in ``scenarios/`` (numbers that matter are exact strings)::
+A scenario is a small TOML file (the built-in ones in ``scenarios/``) (numbers that matter are exact strings)::
 
     name = "dhc-persons"               # must match the file stem for built-in scenarios
     description = "free text"
@@ -50,6 +50,7 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
+import scenarios
 from accountant import zcdp as _zcdp
 from accountant.exact import to_fraction
 from optimizer.located import LocatedError, toml_key_line
@@ -66,7 +67,8 @@ __all__ = [
     "parse_scenario",
 ]
 
-SCENARIO_DIR = Path(__file__).resolve().parent
+#: the built-in scenarios: the TOML files of the ``scenarios`` package (data only)
+SCENARIO_DIR = Path(scenarios.__file__).resolve().parent
 #: the conversions' names (accountant.zcdp.CONVERSIONS is the registry)
 CONVERSIONS = tuple(_zcdp.CONVERSIONS)
 _TOP_KEYS = (
