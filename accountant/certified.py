@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 import mpmath
+from flint import arb, ctx, fmpz
+from mpmath.libmp import from_man_exp
 
 if TYPE_CHECKING:
     from .diagnostics import EngineDiagnostics
@@ -46,8 +48,6 @@ def _mpf(x) -> mpmath.mpf:
 
 def exact_mpf(man: int, exp: int) -> mpmath.mpf:
     """The binary number man·2^exp as an mpf, exactly (no rounding at any precision)."""
-    from mpmath.libmp import from_man_exp
-
     return _CTX.make_mpf(from_man_exp(int(man), int(exp)))
 
 
@@ -228,8 +228,6 @@ def arb_to_certified(x, clip01: bool = False) -> Certified:
     The end points are taken at a precision above the midpoint's own bits, whatever the current
     Arb precision is; ``clip01`` intersects the interval with [0, 1] (probabilities).
     """
-    from flint import ctx
-
     old = ctx.prec
     ctx.prec = max(old, int(x.mid().bits()) + 64)  # lower()/upper() round at the working precision
     try:
@@ -275,8 +273,6 @@ def arb_interval_to_certified(lo, hi, clip01: bool = False) -> Certified:
 
 def mpf_to_arb(x):
     """Exact conversion of a finite mpmath number to an Arb ball (python-flint's arb(mpf) rounds)."""
-    from flint import arb, ctx, fmpz
-
     sign, man, exp, bc = _mpf(x)._mpf_ if not hasattr(x, "_mpf_") else x._mpf_
     if not man:
         if exp:  # mpmath encodes nan/inf as man == 0 with a special exp
@@ -293,8 +289,6 @@ def mpf_to_arb(x):
 
 def ball(lo, hi):
     """An Arb ball containing [lower(lo), upper(hi)] (``lo``, ``hi`` Arb balls)."""
-    from flint import arb
-
     a, b = arb(lo.lower()), arb(hi.upper())
     m = (a + b) / 2
     return arb(m.mid(), ((b - a) / 2).upper() + m.rad())

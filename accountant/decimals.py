@@ -40,6 +40,8 @@ from decimal import Decimal
 from fractions import Fraction
 from typing import Any
 
+import mpmath
+
 __all__ = [
     "MODES",
     "decimal_string",
@@ -80,8 +82,6 @@ def _ratio(x: Any) -> tuple[int, int] | None:
         return (f.numerator, f.denominator) if f else None
     mpf = getattr(x, "_mpf_", None)
     if mpf is None:
-        import mpmath  # any other real: through mpmath (may round at the working precision)
-
         try:
             mpf = mpmath.mpf(x)._mpf_
         except (TypeError, ValueError):
@@ -173,8 +173,6 @@ def _huge_ratio(num: int, den: int, n: int, mode: str, e2: int = 0) -> str:
     its absolute error stays below 2^−(p+60) however large e2 is; e10 = ⌊log10|x|⌋ and the
     mantissa m = 10^(log10|x| − e10) then have relative error < 2^−(p+48) (with the truncation
     of a and d to p + 64 leading bits), and a directed result is widened by 2^(16−p) on its side."""
-    import mpmath
-
     p = 4 * n + 96
     neg = num < 0
     want_up = (mode == "up") != neg  # magnitude rounded up?

@@ -39,7 +39,7 @@ import math
 from collections.abc import Sequence
 
 import numpy as np
-from flint import acb, arb, arb_poly, fmpq, fmpz
+from flint import acb, acb_poly, arb, arb_poly, ctx, fmpq, fmpz
 
 __all__ = ["DualProduct"]
 
@@ -120,8 +120,6 @@ class DualProduct:
         single-term error ε_g is not negligible at a node is multiplied by its truncated dual
         series S_g = Σ_{|k|≤K} e^{−a k²} X^k (X = e^{2a w_g}) plus a ball for the rest.
         """
-        from flint import acb_poly, ctx
-
         bits = ctx.prec
         all_nodes = np.concatenate([np.asarray(nodes, dtype=np.int64), np.zeros(1, dtype=np.int64)])
         r = self.residues(all_nodes, N)
@@ -187,8 +185,6 @@ class DualProduct:
         arithmetic: S_g = c_0 + Σ_k c_k [Re φ^k (E^k + E^{−k}) + i Im φ^k (E^k − E^{−k})] with
         the node-independent phase φ = e^{−2πiσ²bλ}.
         """
-        from flint import ctx
-
         bits = ctx.prec
         nodes = np.asarray(nodes, dtype=np.int64)
         all_nodes = np.concatenate([nodes, np.zeros(1, dtype=np.int64)])

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .lattice import sub_gaussian_sd
+from .theta import peak_halfwidth
 
 __all__ = ["SieveComponent", "SieveTooWide", "direct_kept_estimate", "sieve_nodes"]
 
@@ -210,8 +211,6 @@ def direct_kept_estimate(groups, log_threshold: float = -95.0) -> int:
     target; the count measures how many peak clusters the integrand has, which — not N —
     drives the cost of :class:`accountant.quadrature.TailEngine`.
     """
-    from .theta import peak_halfwidth
-
     sd = sub_gaussian_sd(groups)
     comps = []
     for g in groups:

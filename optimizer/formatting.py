@@ -8,6 +8,8 @@ from fractions import Fraction
 
 import mpmath
 
+from accountant.decimals import decimal_string
+
 
 def to_mpf(x) -> mpmath.mpf:
     if isinstance(x, Fraction):
@@ -40,8 +42,6 @@ def fmt_bound(x, n: int = 6, mode: str = "up") -> str:
     """A bound rounded exactly ``"up"`` (upper bounds, errors, the safe ε) or ``"down"`` (lower
     bounds) to ``n`` significant digits (:mod:`accountant.decimals`), in :func:`fmt`'s style;
     ``—`` for missing values.  Decimal strings are read exactly."""
-    from accountant.decimals import decimal_string
-
     if x is None or x == "":
         return "—"
     try:

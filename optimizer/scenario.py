@@ -53,7 +53,11 @@ from typing import Any
 import scenarios
 from accountant import zcdp as _zcdp
 from accountant.exact import to_fraction
+from optimizer.census.allocation import BUILTIN_NAMES, Allocation, load_builtin
 from optimizer.located import LocatedError, toml_key_line
+from optimizer.search.curve_target import default_curve_deltas
+from optimizer.search.objectives import DEFAULT_OBJECTIVE, OBJECTIVES
+from optimizer.search.published_variance import FanOuts
 
 __all__ = [
     "CONVERSIONS",
@@ -170,8 +174,6 @@ class Scenario:
 
     def load_allocation(self):
         """The :class:`optimizer.census.allocation.Allocation` this scenario tunes (weights validated)."""
-        from optimizer.census.allocation import BUILTIN_NAMES, Allocation, load_builtin
-
         if self.allocation in BUILTIN_NAMES:
             alloc = load_builtin(self.allocation)
         else:
@@ -307,8 +309,6 @@ def _name_and_conversion(doc: dict, lines: list[str], source: str, expect_name: 
 
 def _objective_and_guard(doc: dict, lines: list[str], source: str) -> tuple[str, bool, Fraction]:
     """The objective (one of :data:`optimizer.search.objectives.OBJECTIVES`), the Pareto guard and its floor."""
-    from optimizer.search.objectives import DEFAULT_OBJECTIVE, OBJECTIVES
-
     objective = doc.get("objective", DEFAULT_OBJECTIVE)
     if not isinstance(objective, str) or objective.strip() not in OBJECTIVES:
         raise ScenarioError(
@@ -427,8 +427,6 @@ TARGET_KINDS = ("point", "curve")
 def _parse_target(doc: dict, lines: list[str], source: str) -> tuple[str, tuple[str, ...]]:
     """``target`` and ``curve_deltas``: the kind of promise and the curve's δ grid (exact strings,
     each in the supported range, no repeats; default :func:`optimizer.search.curve_target.default_curve_deltas`)."""
-    from optimizer.search.curve_target import default_curve_deltas
-
     kind = doc.get("target", "point")
     tline = _line_of(lines, "target")
     if not isinstance(kind, str) or kind.strip() not in TARGET_KINDS:
@@ -463,8 +461,6 @@ def _parse_target(doc: dict, lines: list[str], source: str) -> tuple[str, tuple[
 
 def _parse_fan_outs(doc: dict, lines: list[str], source: str):
     """The ``[fan_outs]`` table as :class:`optimizer.search.published_variance.FanOuts` (one-line errors)."""
-    from optimizer.search.published_variance import FanOuts
-
     table = doc["fan_outs"]
     header = next((i + 1 for i, ln in enumerate(lines) if ln.strip().startswith("[fan_outs]")), None)
     at = header or _line_of(lines, "fan_outs")

@@ -13,10 +13,10 @@ from __future__ import annotations
 
 import sys
 
+from optimizer.cli.main import main as cli
+
 
 def main(argv: list[str] | None = None) -> int:
-    from optimizer.cli.main import main as cli
-
     return cli(["scenario", "compare", *(sys.argv[1:] if argv is None else argv)])
 
 

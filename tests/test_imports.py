@@ -88,9 +88,23 @@ def _targets(module: str, node: ast.Import | ast.ImportFrom) -> set[str]:
     for alias in node.names:
         sub = f"{source}.{alias.name}"
         if sub in MODULES:
-            out.add(sub)  # a submodule: the package's __init__ need not have run
+            out.add(sub)  # a submodule
         elif source in MODULES:
             out.add(source)  # a name defined by the module (or the package's __init__)
+    return out | _outer_packages(module, out)
+
+
+def _outer_packages(module: str, targets: set[str]) -> set[str]:
+    """Importing ``a.b.c`` runs ``a/__init__`` and ``a/b/__init__`` first: those packages are
+    edges too, except the importer's own packages (they are initialising already when it runs,
+    so a package's modules may import each other through it)."""
+    own = {".".join(module.split(".")[:i]) for i in range(1, module.count(".") + 1)}
+    if MODULES.get(module, Path()).name == "__init__.py":
+        own.add(module)
+    out = set()
+    for t in targets:
+        parts = t.split(".")
+        out |= {p for p in (".".join(parts[:i]) for i in range(1, len(parts))) if p in MODULES and p not in own}
     return out
 
 
@@ -167,6 +181,14 @@ def test_relative_imports_resolve():
     assert targets == [{"accountant.bounds"}, {"accountant.certified"}, {"accountant"}]
     tree = ast.parse("from . import gdp\nfrom .composition import Composition\n")
     assert [_targets("accountant", n) for n in _all_imports(tree)] == [{"accountant.gdp"}, {"accountant.composition"}]
+
+
+def test_importing_a_submodule_runs_its_packages_first():
+    """``from optimizer.search.target import x`` in another package needs ``optimizer.search``'s
+    ``__init__`` (Python runs it first); inside the package it does not (it is running already)."""
+    (node,) = _all_imports(ast.parse("from optimizer.search.target import Target\n"))
+    assert {"optimizer.search", "optimizer.search.target"} <= _targets("optimizer.jobs.provenance", node)
+    assert "optimizer.search" not in _targets("optimizer.search.study", node)
 
 
 def test_no_module_level_import_cycle():

@@ -48,7 +48,9 @@ from functools import cache
 from pathlib import Path
 from typing import NamedTuple
 
+from accountant.composition import SIGMA2_MAX, SIGMA2_MIN
 from accountant.exact import to_fraction
+from optimizer.jobs.atomic import atomic_write_text
 from optimizer.located import LocatedError, toml_key_line
 
 __all__ = [
@@ -388,8 +390,6 @@ class Allocation:
             out += [f'{_tq(q)} = "{r}"' for q, r in lv.items()]
         text = "\n".join(out) + "\n"
         if path is not None:
-            from optimizer.jobs.atomic import atomic_write_text
-
             atomic_write_text(path, text)
         return text
 
@@ -420,8 +420,6 @@ class Allocation:
                 )
         text = buf.getvalue()
         if path is not None:
-            from optimizer.jobs.atomic import atomic_write_text
-
             atomic_write_text(path, text)
         return text
 
@@ -526,8 +524,6 @@ def _excerpt(text: str, n: int = 40) -> str:
 
 def _check_rho_range(value: Fraction, raw: object, source: str, line: int | None, field: str) -> None:
     """A measured query's ρ must give σ² = 1/ρ inside the accountant's supported range."""
-    from accountant.composition import SIGMA2_MAX, SIGMA2_MIN
-
     lo, hi = 1 / SIGMA2_MAX, 1 / SIGMA2_MIN
     if not lo <= value <= hi:
         shown = raw if isinstance(raw, str) and len(raw) <= 40 else _excerpt(str(raw))

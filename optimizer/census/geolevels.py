@@ -22,10 +22,15 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from decimal import Decimal
 from fractions import Fraction
 from typing import Any
 
+from accountant import Composition, DiscreteGaussian
+from accountant.decimals import decimal_string
 from optimizer.census.allocation import Allocation, GeolevelBudget
+from optimizer.search import Target, mpf_to_fraction, target_from_allocation
+from optimizer.search.calibrate import _calibrate_rhos
 
 __all__ = [
     "NEIGHBOUR_MODELS",
@@ -55,8 +60,6 @@ def _model(name: str) -> tuple[int, Callable[[Fraction], Fraction]]:
 
 
 def _composition(rhos: Sequence[Fraction], model: str):
-    from accountant import Composition, DiscreteGaussian
-
     shifts, s2 = _model(model)
     counts: dict[Fraction, int] = {}
     for r in rhos:
@@ -99,8 +102,6 @@ class GeolevelRow:
 
 def _plain(text: str) -> str:
     """A decimal string in positional notation (no exponent), digits unchanged."""
-    from decimal import Decimal
-
     return format(Decimal(text), "f")
 
 
@@ -113,10 +114,6 @@ def geolevel_view(
     eps_rtol: float = EPS_RTOL,
 ) -> list[GeolevelRow]:
     """Per geolevel of ``alloc``: promised and exact ε at ``delta``, unused budget, variance drop."""
-    from accountant.decimals import decimal_string
-    from optimizer.search import Target, target_from_allocation
-    from optimizer.search.calibrate import _calibrate_rhos
-
     _model(model)
     rows = []
     for lv in alloc.levels:
@@ -125,7 +122,6 @@ def geolevel_view(
         comp = geolevel_composition(lv, model)
         res = comp.epsilon(target.delta, tol=eps_rtol)
         eps_p = Fraction(target.epsilon)
-        from optimizer.search import mpf_to_fraction
 
         e_hi = mpf_to_fraction(res.value)
         e_lo = mpf_to_fraction(res.lower) if res.lower is not None else None
@@ -181,9 +177,6 @@ def geolevel_promises(
     at δ of ``new``'s geolevel ℓ alone (its queries under ``model``); ``kept`` when the certified
     upper bound is at most ε_ℓ. A reallocation calibrated on the whole release may move budget
     between geolevels and so break some geolevel's own promise; this says which."""
-    from accountant.decimals import decimal_string
-    from optimizer.search import mpf_to_fraction, target_from_allocation
-
     _model(model)
     by_name = {lv.name: lv for lv in new.levels}
     out = []

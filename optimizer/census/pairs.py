@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
+from accountant import Certified, Composition, DiscreteGaussian
 from optimizer.census.allocation import Allocation
 from optimizer.census.spine import Pattern, dhc_persons_patterns, normalize_pattern, path_allocation
 
@@ -110,8 +111,6 @@ def dhc_persons_paths(allocation: Allocation) -> tuple[Path, ...]:
 
 def mechanism(path: Path) -> list:
     """The unit-shift discrete Gaussians of a path: ``DiscreteGaussian.from_rho(ρ)`` per query."""
-    from accountant import DiscreteGaussian
-
     return [DiscreteGaussian.from_rho(r) for r in path.rho]
 
 
@@ -133,8 +132,6 @@ def pair_composition(path_i: Path, path_j: Path, composition: Callable[[list], A
             :class:`accountant.Composition` (imported lazily).
     """
     if composition is None:
-        from accountant import Composition
-
         composition = Composition
     return composition(mechanism(path_i) + mechanism(path_j))
 
@@ -180,7 +177,6 @@ def worst_case(results: Mapping[tuple[int, int], Sequence[Any]]) -> list[WorstCa
     lengths = {k: len(results[k]) for k in keys}
     if len(set(lengths.values())) != 1:
         raise ValueError(f"worst_case: results have different grid lengths {sorted(set(lengths.values()))}")
-    from accountant import Certified
 
     out = []
     for pos in range(lengths[keys[0]]):

@@ -16,15 +16,24 @@ are much slower than the main pair.
 from __future__ import annotations
 
 import math
+import sys
+import tempfile
 import time
+import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
+from accountant.decimals import decimal_string
 from accountant.tolerance import DELTA
 from optimizer.census.allocation import Allocation
+from optimizer.census.pairs import pairs as all_pairs
+from optimizer.census.pairs import paths_from_allocation, worst_pair_rule
+from optimizer.census.spine import patterns_for
+from optimizer.jobs import runner  # called through the module: a test or a tool may wrap run_jobs
+from optimizer.jobs.exactness import screen_pairs
 from optimizer.search import Target, mpf_to_fraction
 from optimizer.search.proxy import _composition
 
@@ -100,9 +109,6 @@ class Confirmation:
 
 def paths_of(alloc: Allocation):
     """The paths of ``alloc``'s release (:func:`optimizer.census.spine.patterns_for`, the one rule)."""
-    from optimizer.census.pairs import paths_from_allocation
-    from optimizer.census.spine import patterns_for
-
     return paths_from_allocation(alloc, patterns_for(alloc.geolevels))
 
 
@@ -223,11 +229,9 @@ def _default_runner(cache_dir, workers, progress, label=None, scheduler=None, fr
     to ``fresh``."""
 
     def run(alloc: Allocation, points: Sequence[Target], pair_list):
-        from optimizer.jobs.runner import run_jobs
-
         unique, rep = _distinct_compositions(_pair_specs(alloc, points, pair_list))
         computed: set[int] = set()
-        results = run_jobs(
+        results = runner.run_jobs(
             _job_for(points),
             unique,
             cache_dir,
@@ -262,7 +266,6 @@ def _fresh_runner(workers, progress, label=None, scheduler=None):
     def run(alloc: Allocation, points: Sequence[Target], pair_list):
         if len(pair_list) < FRESH_POOL_MIN or (workers == 1 and scheduler is None):
             return _fresh_points(alloc, points, pair_list)
-        import tempfile
 
         with tempfile.TemporaryDirectory(prefix="census-plb-fresh-") as d:
             return _default_runner(d, workers, progress, label, scheduler)(alloc, points, pair_list)
@@ -286,8 +289,6 @@ def _ratio_up(b, delta: Fraction) -> Fraction:
 
 
 def _stderr(message: str) -> None:
-    import sys
-
     print(message, file=sys.stderr, flush=True)
 
 
@@ -320,8 +321,6 @@ def _verify_worst(current, points, pair_list, deltas, verify, verified: set) -> 
     pairs are all fresh; fresh values replace the runner's (cached) ones in ``deltas``, with a
     warning when they disagree. ``verified`` starts with the pairs the runner computed itself in
     this round (no cache hit): their numbers are fresh already."""
-    import warnings
-
     while True:
         wp, wk = _worst(pair_list, deltas, points)
         todo = [p for p in _candidates(pair_list, deltas, points, wp, wk) if p not in verified]
@@ -499,8 +498,6 @@ def _round_line(n: int, worst: tuple[int, int], upper: Fraction, delta: Fraction
 def _screen(current: Allocation, pair_list, label: str, say):
     """Plan every pair's engine before the round (:func:`optimizer.jobs.exactness.screen_pairs`) and say which
     will not be exact."""
-    from optimizer.jobs.exactness import screen_pairs
-
     screened = screen_pairs(current, pairs=pair_list)
     for line in screened.lines(label):
         say(line)
@@ -510,8 +507,6 @@ def _screen(current: Allocation, pair_list, label: str, say):
 def _result(passed, current, points, pair_list, deltas, worst_at, counts, factor, t0, screened) -> Confirmation:
     """The :class:`Confirmation` of the last round: ``worst_at`` = (worst pair, its point's index),
     ``counts`` = (pairs, rounds, pair jobs, jobs whose tolerance was not met)."""
-    from optimizer.census.pairs import worst_pair_rule
-
     (worst, wk), (n_pairs, rounds, jobs, jobs_bad) = worst_at, counts
     verdict = worst_pair_rule({p: v[wk] for p, v in deltas.items()})
     return Confirmation(
@@ -561,8 +556,6 @@ def _runners(single: bool, pairs_runner, verify_runner, cache_dir, workers, prog
 
 def _pair_list(alloc: Allocation, pairs: Sequence[tuple[int, int]] | None) -> list[tuple[int, int]]:
     """The pairs to check: all i ≤ j of ``alloc``'s paths, or ``pairs`` (each ordered i ≤ j)."""
-    from optimizer.census.pairs import pairs as all_pairs
-
     if pairs is None:
         return [(a.index, b.index) for a, b in all_pairs(paths_of(alloc))]
     return [(min(int(i), int(j)), max(int(i), int(j))) for i, j in pairs]
@@ -588,8 +581,6 @@ def _recalibration_step(current: Allocation, points, worst: tuple[int, int], rat
 
 def _decimal_pair(interval) -> list[str] | None:
     """(lower, upper) as 20-digit decimal strings rounded outward."""
-    from accountant.decimals import decimal_string
-
     if interval is None:
         return None
     lo, hi = interval

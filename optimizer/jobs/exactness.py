@@ -21,7 +21,11 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from accountant.composition import engine_plan
 from optimizer.census.allocation import Allocation
+from optimizer.census.pairs import mechanism, paths_from_allocation
+from optimizer.census.pairs import pairs as all_pairs
+from optimizer.census.spine import patterns_for
 
 __all__ = ["ExactnessScreen", "PairPlan", "screen_pairs", "screen_paths"]
 
@@ -107,10 +111,6 @@ def screen_paths(
     """:class:`ExactnessScreen` of the pairs i ≤ j of ``paths`` (:class:`optimizer.census.pairs.Path`),
     or only of ``pairs``: each pair's composition [M_i, M_j] is planned by
     :func:`accountant.composition.engine_plan` (nothing integrated)."""
-    from accountant.composition import engine_plan
-    from optimizer.census.pairs import mechanism
-    from optimizer.census.pairs import pairs as all_pairs
-
     t0 = time.perf_counter()
     by_index = {p.index: p for p in paths}
     if pairs is None:
@@ -137,8 +137,5 @@ def screen_pairs(
     """:class:`ExactnessScreen` of an allocation's pairs: its paths from ``patterns`` (default
     :func:`optimizer.census.spine.patterns_for` of its geolevels, the rule of ``pairs`` and of the
     all-pairs confirmation), all pairs i ≤ j or only ``pairs``."""
-    from optimizer.census.pairs import paths_from_allocation
-    from optimizer.census.spine import patterns_for
-
     pats = patterns_for(alloc.geolevels) if patterns is None else patterns
     return screen_paths(paths_from_allocation(alloc, pats), pairs=pairs, name=alloc.name)

@@ -25,26 +25,36 @@ aggregates:
 from __future__ import annotations
 
 import csv
+import decimal
 import hashlib
 import io
 import json
 import os
+import sys
+import tempfile
 import time
+import warnings
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 from pathlib import Path as FsPath
+from types import SimpleNamespace
 from typing import Any
 
 import mpmath
 
+from accountant import Certified, Composition, DiscreteGaussian, zcdp
 from accountant.decimals import decimal_ratio, decimal_string, exact_fraction, format_error_up, mid_decimal, outward
 from accountant.tolerance import DELTA, TRADEOFF
 from optimizer.census.allocation import Allocation, load_builtin
 from optimizer.census.pairs import MAIN_PAIR, Path, lower_convex_envelope_decimal, paths_from_allocation, worst_case
+from optimizer.census.pairs import pairs as all_pairs
 from optimizer.census.spine import DHC_GEOLEVELS, Pattern, patterns_for
+from optimizer.jobs import confirm, runner  # through the modules: settings and wrappers seen at call time
 from optimizer.jobs.atomic import atomic_write_text
+from optimizer.jobs.exactness import screen_paths
 from optimizer.jobs.provenance import allocation_digest, check_run, code_version, seal
+from optimizer.jobs.runner import job_id
 
 __all__ = [
     "DEFAULT_DELTA_ZCDP",
@@ -95,8 +105,6 @@ def eps_from_delta_zcdp(rho: Fraction, deltas: Iterable[str], digits: int = 50) 
 
     Like the paper (no outward rounding): these are grid points, not claims.
     """
-    import mpmath
-
     rho = Fraction(rho)
     out = []
     with mpmath.workdps(digits + 10):
@@ -228,8 +236,6 @@ def _met_from_strings(r: dict, tol: float, rtol: float) -> list[bool]:
     recomputed from its ``delta_error`` strings (the exact half-width rounded up to 3 digits,
     so a result within 1 % of its target may be reported as a miss: conservative) and its
     midpoints; decimal arithmetic in a local context (no global precision state)."""
-    import decimal
-
     out = []
     with decimal.localcontext(decimal.Context(prec=80)):
         D = decimal.Decimal
@@ -259,8 +265,6 @@ def pair_job(spec: PairSpec | dict) -> dict:
         ``"tolerance_met"`` / ``"tolerance_misses"`` (vertex indices) say whether the requested
         ``tol``/``rtol`` (``tradeoff_tol``) were met; a miss is still a rigorous enclosure.
     """
-    from accountant import Composition, DiscreteGaussian
-
     pair = [int(x) for x in _get(spec, "pair")]
     rho_i = [Fraction(r) for r in _get(spec, "rho_i")]
     rho_j = [Fraction(r) for r in _get(spec, "rho_j")]
@@ -333,8 +337,6 @@ def pair_specs(
     only: Iterable[tuple[int, int]] | None = None,
 ) -> list[PairSpec]:
     """One :class:`PairSpec` per pair i ≤ j of ``paths`` (or only the listed pairs)."""
-    from optimizer.census.pairs import pairs as all_pairs
-
     wanted = None if only is None else {tuple(sorted(p)) for p in only}
     out = []
     for a, b in all_pairs(paths):
@@ -392,10 +394,6 @@ class ReleaseProfile:
 
 
 def _cert(lo: str, hi: str):
-    import mpmath
-
-    from accountant import Certified
-
     return Certified.from_bounds(mpmath.mpf(lo), mpmath.mpf(hi))
 
 
@@ -413,9 +411,6 @@ RECHECK_ORDERS = 1000
 def _scaled_bound(lo: str, hi: str, top: int) -> Any:
     """The interval [lo, hi] (decimal strings) times 10^-top, as exact Fractions (a positive
     common factor per ε: the order of the pairs, hence the worst one, is unchanged)."""
-    import decimal
-    from types import SimpleNamespace
-
     ctx = decimal.Context(prec=100, Emin=decimal.MIN_EMIN, Emax=decimal.MAX_EMAX)
     floor = Fraction(1, 10**RECHECK_ORDERS)
     out = []
@@ -449,14 +444,6 @@ def recheck_worst_pairs(
     the disagreements: ``{"pair", "eps", "cached": [lower, upper], "fresh": [lower, upper],
     "cache_file"}`` for every (pair, ε) whose cached interval and fresh interval are disjoint;
     each such pair also raises a :class:`CacheDisagreementWarning` naming its cache file)."""
-    import decimal
-    import tempfile
-    import warnings
-    from types import SimpleNamespace
-
-    from optimizer.jobs.confirm import FRESH_POOL_MIN, _verify_worst
-    from optimizer.jobs.runner import run_jobs
-
     if not specs:
         return [], []
     by_pair = {s.pair: s for s in specs}
@@ -469,9 +456,9 @@ def recheck_worst_pairs(
         need = [tuple(p) for p in todo if tuple(p) not in fresh]
         if not need:
             return
-        if len(need) >= FRESH_POOL_MIN and (scheduler is not None or workers != 1):
+        if len(need) >= confirm.FRESH_POOL_MIN and (scheduler is not None or workers != 1):
             with tempfile.TemporaryDirectory(prefix="census-plb-fresh-") as d:
-                raw = run_jobs(
+                raw = runner.run_jobs(
                     pair_job,
                     [by_pair[p] for p in need],
                     d,
@@ -501,7 +488,7 @@ def recheck_worst_pairs(
 
             deltas = {p: [bound(now[p])] for p in pair_list}
             point = SimpleNamespace(epsilon=e, delta_fraction=Fraction(1))
-            _verify_worst(None, [point], pair_list, deltas, verify, verified)
+            confirm._verify_worst(None, [point], pair_list, deltas, verify, verified)
     for w in caught:  # the confirmation's own wording is replaced by the one below
         if not str(w.message).startswith("confirm: the stored"):
             warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
@@ -512,11 +499,6 @@ def recheck_worst_pairs(
 def _disagreements(cached, fresh, eps, by_pair, cache_dir) -> list[dict]:
     """Every (pair, ε) whose cached and fresh intervals are disjoint, with the cache file to delete; a
     :class:`CacheDisagreementWarning` per such pair."""
-    import decimal
-    import warnings
-
-    from optimizer.jobs.runner import job_id
-
     disagreements = []
     D = decimal.Decimal
     for p in sorted(fresh):
@@ -591,8 +573,6 @@ def release_profile(
     Returns:
         :class:`ReleaseProfile` (its ``summary`` keys are listed there).
     """
-    import mpmath
-
     name, alloc, paths, note, eps, delta_zcdp = _release_inputs(allocation, patterns, note, eps, delta_zcdp)
     rho_total = alloc.total_rho
     specs, screened = _planned_specs(
@@ -733,8 +713,6 @@ def _planned_specs(paths, eps, name, tols, only_pairs, limit_pairs, screen: bool
     specs = sorted(specs, key=lambda sp: (len(sp.rho_i) + len(sp.rho_j), sp.pair))
     screened = None
     if screen:
-        from optimizer.jobs.exactness import screen_paths
-
         screened = screen_paths(paths, pairs=[sp.pair for sp in specs], name=name)
         for line in screened.lines():
             (log or _stderr)(line)
@@ -744,11 +722,9 @@ def _planned_specs(paths, eps, name, tols, only_pairs, limit_pairs, screen: bool
 def _run_pairs(specs, label: str, cache_dir, workers, scheduler, progress, recheck_worst: bool):
     """Run (or read from the cache) every pair job, then recheck without the cache the pairs that may be
     the worst: ``(results by pair, pairs computed now, pairs recomputed, disagreements, seconds)``."""
-    from optimizer.jobs.runner import run_jobs
-
     t0 = time.perf_counter()
     computed: set[int] = set()
-    raw = run_jobs(
+    raw = runner.run_jobs(
         pair_job,
         specs,
         cache_dir,
@@ -771,10 +747,6 @@ def _run_pairs(specs, label: str, cache_dir, workers, scheduler, progress, reche
 
 def _grid_item(pos: int, e: str, w, certs, results, met, main, rho_total, delta_zcdp) -> dict[str, Any]:
     """The worst case at the ``pos``-th ε of the grid (``w``: :func:`worst_case`'s at that ε)."""
-    import mpmath
-
-    from accountant import zcdp
-
     # the printed enclosure of the maximum: the largest job lower / upper string, copied
     # exactly (distinct 25-digit strings never tie at 60 digits, so the mpf order is theirs)
     k_lo = max(w.candidates, key=lambda k: certs[k][pos].lower)
@@ -903,8 +875,6 @@ def _tradeoff_keys(t_met, tradeoff_tol: float, envelope) -> dict[str, Any]:
 
 
 def _stderr(message: str) -> None:
-    import sys
-
     print(message, file=sys.stderr, flush=True)
 
 

@@ -18,12 +18,13 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
-import platform
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import optimizer
+from optimizer.environment import package_version
+from optimizer.search.target import target_from_allocation
 
 __all__ = [
     "RESULT_FORMAT",
@@ -71,44 +72,6 @@ def _sha(text: str | bytes) -> str:
     return hashlib.sha256(text if isinstance(text, bytes) else text.encode("utf-8")).hexdigest()
 
 
-def _package_version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version("census-plb")
-    except PackageNotFoundError:
-        return "absent"
-
-
-#: the packages whose versions a run or report records (:func:`versions`)
-VERSION_PACKAGES = (
-    "census-plb",
-    "numpy",
-    "scipy",
-    "mpmath",
-    "python-flint",
-    "cvxpy",
-    "clarabel",
-    "optuna",
-    "pandas",
-    "matplotlib",
-)
-
-
-def versions(packages: Sequence[str] = VERSION_PACKAGES) -> dict[str, str]:
-    """``{"python": X.Y.Z, package: version or "absent"}``: the one version record of runs, studies
-    and reports."""
-    from importlib.metadata import PackageNotFoundError, version
-
-    out = {"python": platform.python_version()}
-    for name in packages:
-        try:
-            out[name] = version(name)
-        except PackageNotFoundError:
-            out[name] = "absent"
-    return out
-
-
 def sources_hash(files: Sequence[str | Path]) -> str:
     """sha256 over the given source files (each path relative to the project, then its bytes): the
     one code hash (:func:`code_version` adds the package version to it)."""
@@ -141,7 +104,7 @@ def code_version(*extra_files: str | Path) -> str:
     """sha256 of the package version and the sources that compute results (accountant/*.py,
     the computing optimizer modules, and ``extra_files``)."""
     files = _compute_files(tuple(str(Path(f).resolve()) for f in extra_files))
-    return _sha(f"census-plb {_package_version()}\0{_files_hash(files)}")
+    return _sha(f"census-plb {package_version()}\0{_files_hash(files)}")
 
 
 def file_code_version(module_file: str | Path | None) -> str:
@@ -166,7 +129,7 @@ def run_inputs(*, scenario: Mapping | None, alloc, target, weights: Mapping) -> 
     return {
         "result_format": RESULT_FORMAT,
         "code_version": code_version(),
-        "package_version": _package_version(),
+        "package_version": package_version(),
         "scenario": sc,
         "allocation": {"name": alloc.name, "sha256": allocation_digest(alloc)},
         "target": target.as_dict(),
@@ -176,8 +139,6 @@ def run_inputs(*, scenario: Mapping | None, alloc, target, weights: Mapping) -> 
 
 def scenario_run_inputs(sc) -> dict:
     """The :func:`run_inputs` that ``census-plb optimize --scenario`` would record for ``sc``."""
-    from optimizer.search.target import target_from_allocation
-
     alloc = sc.load_allocation()
     target = target_from_allocation(alloc, delta=sc.target_delta_text, conversion=sc.conversion)
     weights = {(g, q): sc.weight(g, q) for g, q, _ in alloc.items()}

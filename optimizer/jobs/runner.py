@@ -36,6 +36,8 @@ reason this module exists.
 
 from __future__ import annotations
 
+import contextlib
+import ctypes
 import dataclasses
 import enum
 import hashlib
@@ -43,7 +45,9 @@ import json
 import math
 import multiprocessing
 import os
+import signal
 import sys
+import threading
 import time
 import warnings
 from collections.abc import Callable, Iterable
@@ -54,6 +58,7 @@ from pathlib import Path
 from typing import Any
 
 from optimizer.jobs.atomic import atomic_write_json
+from optimizer.jobs.provenance import file_code_version
 
 __all__ = ["JobError", "SchedulerUnreachableError", "canonical_json", "check_dask_workers", "job_id", "run_jobs"]
 
@@ -63,8 +68,6 @@ _FORMAT = 2  # cache file format version (stored in every file; 2: code version,
 def _job_code_version(fn: Callable) -> str:
     """The code version a job's cached result is valid for: the accountant / optimizer sources
     (:func:`optimizer.jobs.provenance.code_version`) plus the job function's own module file."""
-    from optimizer.jobs.provenance import file_code_version
-
     return file_code_version(getattr(sys.modules.get(fn.__module__), "__file__", None))
 
 
@@ -315,7 +318,7 @@ def _progress(enabled: bool, total: int, initial: int, desc: str):
     if not (isatty and isatty()):
         return _PlainLines(total, initial, desc)
     try:
-        from tqdm.auto import tqdm
+        from tqdm.auto import tqdm  # noqa: PLC0415 - optional (the test extra): a progress bar only when installed
     except ImportError:
         return _Counter(total, initial, desc)
     return tqdm(total=total, initial=initial, desc=desc, unit="job", file=sys.stderr)
@@ -468,19 +471,11 @@ def _exit_with_parent(parent_pid: int) -> None:
     """Pool-worker initializer: the worker exits when its driver dies (even by ``kill -9``):
     Linux's parent-death signal where available, and in every case a daemon thread that
     notices the re-parenting within ``ORPHAN_POLL_SECONDS``."""
-    import threading
-
     if sys.platform.startswith("linux"):
-        try:
-            import ctypes
-            import signal
-
+        with contextlib.suppress(OSError, AttributeError):  # no prctl: the daemon thread below suffices
             ctypes.CDLL(None, use_errno=True).prctl(1, int(signal.SIGKILL))  # PR_SET_PDEATHSIG
-        except (OSError, AttributeError):  # pragma: no cover - no prctl
-            pass
     if os.getppid() != parent_pid:  # the driver died before we got here
         os._exit(1)
-    import signal
 
     # Ctrl-C reaches the whole process group: the driver alone decides (it stops the pool,
     # :func:`_stop_pool`), so a worker neither dies with a traceback nor fails its job
@@ -612,7 +607,7 @@ def _dask_call(fn: Callable, spec: Any) -> tuple[Any, float]:
     """Worker-side :func:`_timed_call` that refuses to run on a multi-threaded worker (one that
     joined after :func:`check_dask_workers`)."""
     try:
-        from distributed import get_worker
+        from distributed import get_worker  # noqa: PLC0415 - optional (the distributed extra): only with a Dask scheduler
 
         w = get_worker()
         n = int(getattr(getattr(w, "state", None), "nthreads", None) or getattr(w, "nthreads", 1) or 1)
@@ -661,7 +656,7 @@ def check_scheduler_address(address: str | None, where: str = "--scheduler") -> 
 
 def _run_dask(fn, unique, pending, scheduler, finish) -> None:
     try:
-        import distributed
+        import distributed  # noqa: PLC0415 - optional (the distributed extra): only with a Dask scheduler
     except ImportError:
         raise ImportError(
             "run_jobs: a Dask scheduler was given but 'distributed' is not installed; "

@@ -15,8 +15,13 @@ from typing import Any
 
 import mpmath
 
+from accountant import Composition, DiscreteGaussian, zcdp
+from accountant.composition import DEFAULT_TRADEOFF_TOL
+from accountant.decimals import half_width
 from accountant.tolerance import DELTA, EPSILON_RELATIVE
 from optimizer.formatting import fmt, to_mpf
+from optimizer.jobs.profile import certified_tolerance_met, tradeoff_tolerance_met
+from optimizer.search import target_from_allocation, uniform_rescale
 
 #: tolerances of the accountant calls made here (absolute / relative δ; ε bisection)
 DELTA_TOL, DELTA_RTOL, EPS_TOL = DELTA.absolute, DELTA.relative, EPSILON_RELATIVE
@@ -53,21 +58,15 @@ class Accounting:
 
 
 def _claim_eps(rho: Fraction, delta, conversion: str) -> mpmath.mpf:
-    from accountant import zcdp
-
     return zcdp.get_conversion(conversion).epsilon(rho, delta)
 
 
 def _claim_delta(rho: Fraction, eps, conversion: str) -> mpmath.mpf:
-    from accountant import zcdp
-
     return zcdp.get_conversion(conversion).delta(rho, eps)
 
 
 def proxy_pair(allocation, multiplier: Fraction = Fraction(1)):
     """The full spine with itself: every measurement twice, σ² = multiplier/ρ."""
-    from accountant import Composition, DiscreteGaussian
-
     mechs = [DiscreteGaussian(multiplier / r) for _, _, r in allocation.items()]
     return Composition(mechs * 2)
 
@@ -76,8 +75,6 @@ def _uniform_multiplier(allocation, scenario, progress: Progress) -> tuple[Fract
     """The uniform rescale of the proxy pair, from the optimizer's own stage 1
     (:func:`optimizer.search.uniform_rescale`: the largest exact c with certified δ(ε) ≤ δ at
     the promise): returns (σ² multiplier 1/c, certified δ at the promised ε after the rescale)."""
-    from optimizer.search import target_from_allocation, uniform_rescale
-
     target = target_from_allocation(allocation, delta=scenario.target_delta_text, conversion=scenario.conversion)
     c, _, d = uniform_rescale(allocation, target)
     progress(f"  uniform rescale: sigma^2 x {fmt(1 / c, 10)} (c = {fmt(c, 12)})")
@@ -127,8 +124,6 @@ def compute_accounting(scenario, *, curves: bool = True, progress: Progress = _q
         uni = proxy_pair(alloc, mult)
         db = base.delta_curve(grid, tol=DELTA_TOL, rtol=DELTA_RTOL)
         du = uni.delta_curve(grid, tol=DELTA_TOL, rtol=DELTA_RTOL)
-        from accountant.decimals import half_width
-        from optimizer.jobs.profile import certified_tolerance_met
 
         for e, b, u in zip(grid, db, du):
             acc.curves.append(
@@ -162,8 +157,5 @@ def compute_accounting(scenario, *, curves: bool = True, progress: Progress = _q
 
 
 def _tradeoff_met(tc) -> bool:
-    from accountant.composition import DEFAULT_TRADEOFF_TOL
-    from optimizer.jobs.profile import tradeoff_tolerance_met
-
     flag = getattr(tc, "tolerance_met", None)
     return bool(flag) if flag is not None else all(tradeoff_tolerance_met(tc, DEFAULT_TRADEOFF_TOL))

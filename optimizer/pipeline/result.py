@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from optimizer.jobs import provenance as P
 from optimizer.jobs.atomic import atomic_write_text, check_writable
 
 __all__ = ["RUN_FILES", "TABLE_FILES", "RunResult"]
@@ -54,7 +55,7 @@ RUN_FILES = (*(n for n, _ in TABLE_FILES), "allocation_optimized.toml", "optimiz
 
 def _csv_text(rows: list[dict]) -> str:
     """Rows as CSV text: floats with 17 significant digits (round-trip exact), ``\\n`` lines."""
-    import pandas as pd
+    import pandas as pd  # noqa: PLC0415 - 0.4 s to import; only a caller asking for DataFrames pays it
 
     buf = io.StringIO()
     pd.DataFrame(rows).to_csv(buf, index=False, float_format="%.17g", lineterminator="\n")
@@ -104,8 +105,6 @@ class RunResult:
 
     def sealed_summary(self) -> dict[str, Any]:
         """The summary with ``outputs`` (sha256 of each file) and the provenance seal."""
-        from optimizer.jobs import provenance as P
-
         texts = self.file_texts()
         summary = dict(self.summary)
         summary["outputs"] = {n: _sha256(t) for n, t in texts.items()}

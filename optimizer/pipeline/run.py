@@ -16,6 +16,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from optimizer.jobs.exactness import screen_pairs
+from optimizer.jobs.provenance import StaleRunError, check_run_dir, stale_message
+from optimizer.jobs.runner import check_scheduler_address
+from optimizer.pipeline.stages import optimize, spec_for
+from optimizer.report import build_report, check_report_outputs, default_report_dir
+from optimizer.scenario import list_scenarios, load_scenario
+
 __all__ = ["ReportRequest", "output_dir", "report_scenario", "run_optimizer"]
 
 
@@ -51,8 +58,6 @@ class ReportRequest:
 def output_dir(req: ReportRequest, scenario_name: str) -> Path:
     """The report folder: ``out``, else ``reports/<scenario>`` with ``publish``, else the git-ignored
     ``runs/<scenario>/report`` (a plain run never rewrites committed files)."""
-    from optimizer.report import default_report_dir
-
     if req.out and req.publish:
         raise ValueError(
             f"--out {req.out} and --publish contradict each other (--publish writes "
@@ -64,10 +69,6 @@ def output_dir(req: ReportRequest, scenario_name: str) -> Path:
 def report_scenario(req: ReportRequest, say: Callable[[str], None]) -> Path:
     """Reuse or compute the scenario's run (see the module docstring), then write its report; returns
     the path of ``report.html``.  Every refusal happens before any long work."""
-    from optimizer.jobs.runner import check_scheduler_address
-    from optimizer.report import build_report, check_report_outputs
-    from optimizer.scenario import list_scenarios, load_scenario
-
     scheduler = check_scheduler_address(req.scheduler)
     if req.force and req.skip_optimize:
         raise ValueError("--force and --skip-optimize contradict each other; give one of them")
@@ -95,9 +96,6 @@ def run_optimizer(
 ) -> bool:
     """Run the optimizer pipeline for the scenario and write its result into ``run_dir``
     (``trials`` > 0 overrides the scenario's trial count); True when a result was written."""
-    from optimizer.jobs.exactness import screen_pairs
-    from optimizer.pipeline.stages import optimize, spec_for
-
     spec = spec_for(scenario=scenario_name, trials=trials or None)
     say(f"running the optimizer for {spec.name} ({spec.trials} trials) into {run_dir}")
     log = (lambda m: None) if quiet else (lambda m: print(m, file=sys.stderr, flush=True))
@@ -115,8 +113,6 @@ def _check_reusable(run_dir: Path, sc, req: ReportRequest, say) -> None:
     """Refuse (one-line error) a run directory whose optimize.json is not for this scenario's inputs
     and code, or — with ``require_confirmed`` (``scenario run``) — that was not confirmed on every
     pair or ran fewer trials than asked."""
-    from optimizer.jobs.provenance import StaleRunError, check_run_dir, stale_message
-
     path = run_dir / "optimize.json"
     try:
         doc = json.loads(path.read_text(encoding="utf-8"))

@@ -20,8 +20,10 @@ from collections.abc import Mapping, Sequence
 from fractions import Fraction
 from typing import Any
 
+from accountant.decimals import decimal_string
 from accountant.tolerance import DELTA
 from optimizer.census.allocation import Allocation
+from optimizer.search import mpf_to_fraction, proxy_composition
 from optimizer.search.curve_target import CurveTarget
 
 __all__ = ["DELTA_GRID_RTOL", "DELTA_GRID_TOL", "delta_grid_rows", "weaker_points"]
@@ -49,9 +51,6 @@ def delta_grid_rows(
     ``<label>_weaker`` (the certified upper bound exceeds δ_k: the allocation does not keep this
     point of the old zCDP curve on the proxy pair), ``<label>_tolerance_met``.
     """
-    from accountant.decimals import decimal_string
-    from optimizer.search import mpf_to_fraction, proxy_composition
-
     curve = CurveTarget.from_allocation(baseline, deltas, conversion)
     comps = {label: proxy_composition(a) for label, a in allocations.items()}
     rows: list[dict[str, Any]] = []

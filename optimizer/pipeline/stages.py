@@ -26,8 +26,22 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
+from accountant.decimals import decimal_string, outward
+from accountant.exact import to_fraction
+from optimizer import search as S
+from optimizer.census.allocation import BUILTIN_NAMES, Allocation, load_builtin
+from optimizer.census.geolevels import geolevel_promises, geolevel_view
+from optimizer.jobs import confirm as confirm_mod  # through the module: wrappers seen at call time
+from optimizer.jobs import provenance as P
+from optimizer.jobs.confirm import _lower_fraction, _upper_fraction, confirmation_keys
 from optimizer.pipeline.result import RunResult
 from optimizer.pipeline.side_effects import delta_grid_rows, weaker_points
+from optimizer.scenario import SCENARIO_DIR, check_target_delta, list_scenarios, load_scenario
+from optimizer.search import objectives as O
+from optimizer.search import published_variance as PV
+from optimizer.search.curve_target import CurveTarget, uniform_rescale_curve
+from optimizer.search.guarded import calibrated_optimum
+from optimizer.search.objectives import DEFAULT_OBJECTIVE
 
 __all__ = ["RunSpec", "optimize", "spec_for"]
 
@@ -106,26 +120,19 @@ def spec_for(
     """A :class:`RunSpec` from a scenario (name or ``.toml`` path; a built-in allocation name is
     accepted too) or a built-in allocation, with optional overrides; everything is validated here,
     before any work (``ValueError`` naming the value and where it came from)."""
-    from optimizer.census.allocation import BUILTIN_NAMES, load_builtin
-
     if (scenario is None) == (allocation is None):
         raise ValueError("give exactly one of scenario and allocation")
     name = scenario or allocation or ""
     scen = None
     if scenario:
-        from optimizer.scenario import SCENARIO_DIR, load_scenario
-
         if Path(scenario).suffix == ".toml" or (SCENARIO_DIR / f"{scenario}.toml").is_file():
             scen = load_scenario(scenario)
             name = scen.name
         elif scenario not in BUILTIN_NAMES:
-            from optimizer.scenario import list_scenarios
-
             raise ValueError(
                 f"unknown scenario or allocation {scenario!r}; scenarios: {', '.join(list_scenarios())}; "
                 f"built-in allocations: {', '.join(BUILTIN_NAMES)}"
             )
-    from optimizer.search.objectives import DEFAULT_OBJECTIVE
 
     objective, pareto, floor, fan_outs = DEFAULT_OBJECTIVE, True, Fraction(0), None
     kind, curve_deltas = "point", tuple[str, ...]()
@@ -170,9 +177,6 @@ def spec_for(
 
 def _check_delta(delta: str, where: str) -> None:
     """Refuse a target δ outside the supported range before any work (see optimizer.scenario)."""
-    from accountant.exact import to_fraction
-    from optimizer.scenario import check_target_delta
-
     try:
         value = to_fraction(str(delta), name=where)
     except (TypeError, ValueError, ZeroDivisionError):
@@ -182,8 +186,6 @@ def _check_delta(delta: str, where: str) -> None:
 
 def _fmt_upper(v) -> str:
     """An upper bound (``v.upper``) as a 20-digit decimal rounded up (its safe side)."""
-    from accountant.decimals import outward
-
     return outward(v.upper, +1, 20)
 
 
@@ -230,9 +232,6 @@ def optimize(
     Returns:
         the :class:`RunResult` (its summary not yet sealed: :meth:`RunResult.write` seals it).
     """
-    from optimizer import search as S
-    from optimizer.jobs import provenance as P
-
     t_start = time.perf_counter()
     out = Path(workdir)
     alloc, conv, weights = spec.allocation, spec.conversion, spec.weights
@@ -287,8 +286,6 @@ def optimize(
 def _labelled(optimized, spec: RunSpec, obj, guard, target):
     """The optimized allocation named for what it is (``<scenario>-optimized``) and with a provenance
     that says who made it from what — never the baseline's name or "production" provenance."""
-    from optimizer.census.allocation import Allocation
-
     base = spec.allocation
     guard_text = guard.describe() if guard is not None else "no Pareto guard"
     provenance = (
@@ -302,8 +299,6 @@ def _labelled(optimized, spec: RunSpec, obj, guard, target):
 def _zcdp_stage(alloc, weights, target, c_u: Fraction, log) -> dict[str, Any]:
     """The zCDP optimum of the weighted variance (no guard) and its exact calibration, for comparison:
     ``{"calibrated": Calibration, "summary": its summary keys}``."""
-    from optimizer import search as S
-
     zshape, zinfo = S.zcdp_optimum(alloc, weights, return_info=True)
     zcal = S.calibrate_shape(zshape, target, hint=float(c_u))
     drop = S.variance_drop_percent(zcal.allocation, alloc, weights)
@@ -322,8 +317,6 @@ def _zcdp_stage(alloc, weights, target, c_u: Fraction, log) -> dict[str, Any]:
 def _objective_and_guard(spec: RunSpec, c_u: Fraction):
     """The scenario's objective (with its fan-outs) and Pareto guard (``None`` when off); a floor the
     uniform rescale cannot reach is refused here, before the search."""
-    from optimizer.search import objectives as O
-
     obj = O.get_objective(spec.objective, where=f"objective of {spec.name}")
     if spec.fan_outs is not None:
         obj = obj.with_fan_outs(spec.fan_outs)
@@ -350,10 +343,8 @@ class _Sweeper:
     records: list[dict[str, Any]] = field(default_factory=list)
 
     def __call__(self, allocation, cache: str, label: str, max_rounds: int = 3):
-        from optimizer.jobs.confirm import confirm as confirm_all
-
         self.log(f"confirming {label} on all pairs …")
-        conf = confirm_all(
+        conf = confirm_mod.confirm(
             allocation,
             self.points,
             cache_dir=self.out / cache,
@@ -409,8 +400,6 @@ class _Confirmed:
 def _watch_uniform(alloc, target, c_u: Fraction, log):
     """The uniform rescale calibrated on the proxy and the pairs its diagonal screen watches, so that
     its all-pairs sweep normally passes first time: ``(watch, c, allocation, proxy δ)``."""
-    from optimizer import search as S
-
     t_watch = time.perf_counter()
     watch = S.screen_diagonal(alloc.scaled(c_u), target)
     cal, _, _ = S.keep_watched(lambda t: S.calibrate_shape(alloc, t, hint=float(c_u)), target, watch)
@@ -445,9 +434,6 @@ def _confirm_stage(sweep: _Sweeper, ctx: _Reallocation, uniform, c_u: Fraction, 
 def _confirm_optimized(sweep: _Sweeper, ctx: _Reallocation, log):
     """The optimized allocation calibrated on its diagonal watch, swept once, and re-solved with the pairs
     a failed sweep finds above (or near) the promise: ``(confirmation, factor, watched pairs)``."""
-    from optimizer import search as S
-    from optimizer.search.guarded import calibrated_optimum
-
     watch_o: tuple[tuple[int, int], ...] = ()
 
     def resolve(total: Fraction, ratio: Fraction) -> tuple[Any, Fraction, Fraction]:
@@ -576,8 +562,6 @@ def _uniform_summary(done: _Confirmed, c_u_proxy: Fraction, d_u, watch) -> dict[
 
 
 def _confirmation_summary(done: _Confirmed, sweep: _Sweeper, confirm: bool) -> dict[str, Any]:
-    from optimizer.jobs.confirm import confirmation_keys  # worst-pair rule and exactness (issue 35 items 2, 4)
-
     conf = done.conf
     return {
         "confirmed": bool(conf.passed) if conf is not None else False,
@@ -596,8 +580,6 @@ def _confirmation_summary(done: _Confirmed, sweep: _Sweeper, confirm: bool) -> d
 
 
 def _objective_summary(spec: RunSpec, obj, guard, alloc, uniform, optimized) -> dict[str, Any]:
-    from optimizer.search import objectives as O
-
     weights = spec.weights
     ratios = O.relative_variances(optimized, alloc)
     return {
@@ -618,8 +600,6 @@ def _objective_summary(spec: RunSpec, obj, guard, alloc, uniform, optimized) -> 
 
 
 def _search_summary(spec: RunSpec, search: dict[str, Any]) -> dict[str, Any]:
-    from optimizer import search as S
-
     return {
         "search_improved": search["search_improved"],
         "search_note": search["note"],
@@ -653,8 +633,6 @@ def _pairs_text(pairs) -> str:
 def _pairs_over(conf, target, candidates, band: float = 0.0) -> list[tuple[int, int]]:
     """The ``candidates`` whose certified δ upper bound in ``conf`` exceeds (1 − ``band``) × ``target``'s δ,
     largest first."""
-    from optimizer.jobs.confirm import _upper_fraction
-
     dk = target.delta_fraction * (1 - Fraction(band))
     over = [(_upper_fraction(conf.deltas[p]), p) for p in candidates if _upper_fraction(conf.deltas[p]) > dk]
     return [p for _, p in sorted(over, key=lambda t: (-t[0], t[1]))]
@@ -667,13 +645,10 @@ def _stage1(spec: RunSpec, point, log):
     scenario's δ grid and ``target`` is the *binding* one (where the uniform rescale, calibrated
     on the proxy pair at every point, is smallest, :func:`optimizer.search.curve_target.uniform_rescale_curve`);
     the later stages calibrate on it and the confirmations check every point on every pair."""
-    from optimizer import search as S
-
     if spec.target_kind == "point":
         log(f"target: ε = {point.epsilon[:22]}… δ = {point.delta} ({spec.conversion})")
         c_u, uniform, d_u = S.uniform_rescale(spec.allocation, point)
         return point, [point], c_u, uniform, d_u
-    from optimizer.search.curve_target import CurveTarget, uniform_rescale_curve
 
     curve = CurveTarget.from_allocation(spec.allocation, spec.curve_deltas, spec.conversion)
     cr = uniform_rescale_curve(spec.allocation, curve)
@@ -707,9 +682,6 @@ def _binding(rows) -> str | None:
 
 def _point_rows(conf) -> list[dict[str, Any]]:
     """Per point of the target: the worst pair of the confirmation's last round and its certified δ."""
-    from accountant.decimals import decimal_string
-    from optimizer.jobs.confirm import _upper_fraction
-
     rows = []
     for k, t in enumerate(conf.points):
         worst = max(conf.point_deltas, key=lambda p: (_upper_fraction(conf.point_deltas[p][k]), p))
@@ -732,8 +704,6 @@ def _geolevel_summary(alloc, uniform, optimized, delta: str, conv: str) -> dict[
     """Each geolevel as its own mechanism (:mod:`optimizer.census.geolevels`, the Census neighbour model):
     the baseline's promised and exact ε per geolevel, and whether the uniform rescale and the
     optimized allocation keep every geolevel's own promise."""
-    from optimizer.census.geolevels import geolevel_promises, geolevel_view
-
     out: dict[str, Any] = {"model": "census", "delta": delta, "conversion": conv}
     out["baseline"] = [r.as_dict() for r in geolevel_view(alloc, delta, conv)]
     for label, a in (("uniform", uniform), ("optimized", optimized)):
@@ -747,8 +717,6 @@ def _published_variance_summary(spec: RunSpec, alloc, uniform, optimized) -> dic
     :mod:`optimizer.search.published_variance`) today, after the uniform rescale and after the optimized
     allocation, with the fan-outs used and their stated assumptions; ``None`` when no fan-outs
     are known for the allocation's geography (a custom one without a scenario ``[fan_outs]``)."""
-    from optimizer.search import published_variance as PV
-
     try:
         fo = spec.fan_outs or PV.default_fan_outs(alloc)
         uni = {r.geolevel: r for r in PV.published_variance_table(uniform, alloc, fo)}
@@ -772,9 +740,6 @@ def _published_variance_summary(spec: RunSpec, alloc, uniform, optimized) -> dic
 def _confirm_rows(conf, label: str) -> list[dict[str, Any]]:
     """The confirmation's certified δ of every pair at its worst point's ε (for a point target,
     the target ε), as table rows."""
-    from accountant.decimals import decimal_string
-    from optimizer.jobs.confirm import _lower_fraction, _upper_fraction
-
     return [
         {
             "pair_i": i,
@@ -791,8 +756,6 @@ def _confirm_rows(conf, label: str) -> list[dict[str, Any]]:
 
 def _dec(x: Fraction, mode: str) -> str:
     """An exact ratio as a 20-digit decimal string, rounded ``mode`` ("up", "down", "nearest")."""
-    from accountant.decimals import decimal_string
-
     return decimal_string(x, 20, mode)
 
 
@@ -800,10 +763,6 @@ def _reallocate_for(spec, obj, guard, alloc, target, c_u, uniform, d_u, weights,
     """Stages 2 and 3 for the chosen objective: the calibrated convex optimum under the guard
     (:func:`optimizer.search.guarded.calibrated_optimum`), then the Optuna search around it, kept only if
     it beats that start and meets the guard. minimax-relative: the uniform rescale (its optimum)."""
-    from optimizer import search as S
-    from optimizer.search import objectives as O
-    from optimizer.search.guarded import calibrated_optimum
-
     if obj.name == "minimax-relative":
         log("objective minimax-relative: its optimum is the uniform rescale (no search needed)")
         return _no_search(uniform, c_u, d_u, "minimax-relative: the uniform rescale is the optimum; no search was run")
@@ -928,8 +887,6 @@ def _tables(alloc, uniform, zcdp_opt, optimized) -> tuple[list[dict], list[dict]
 
 def _curves(alloc, optimized, target, conv: str) -> tuple[list[dict], list[dict]]:
     """Exact δ(ε) of the proxy pair (baseline, optimized) beside the zCDP claim; trade-off curves."""
-    from optimizer import search as S
-
     eps_t = float(target.epsilon_fraction)
     grid = [f"{eps_t * k / 40:.6f}" for k in CURVE_STEPS]
     grid = sorted({*grid, target.epsilon}, key=Fraction)

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from optimizer.formatting import fmt
 from optimizer.jobs.atomic import atomic_write_bytes, atomic_write_text, check_writable
+from optimizer.jobs.provenance import StaleRunError, check_run_dir, stale_message
 from optimizer.pipeline.accounting import Accounting, Progress, compute_accounting
 from optimizer.report.document import _sections, _summary
 from optimizer.report.figures import make_figures
@@ -17,6 +18,7 @@ from optimizer.report.inputs import _optimized_allocation, read_run, vet_pairs
 from optimizer.report.provenance_block import inputs_record
 from optimizer.report.render import render_html, render_markdown
 from optimizer.report.tables import curves_table, per_geolevel_table, per_query_table
+from optimizer.scenario import Scenario, load_scenario
 
 #: where runs write by default (git-ignored) and where the committed reports live (only on purpose)
 RUNS_ROOT, PUBLISHED_ROOT = Path("runs"), Path("reports")
@@ -91,16 +93,12 @@ def build_report(
     Returns:
         ``{file name: path}`` of everything written.
     """
-    from optimizer.scenario import Scenario, load_scenario
-
     sc = scenario if isinstance(scenario, Scenario) else load_scenario(scenario)
     run_dir = Path(run_dir) if run_dir is not None else Path("runs") / sc.name
     out = Path(out_dir) if out_dir is not None else default_report_dir(sc.name)
     check_report_outputs(out)  # a pre-placed symlink is refused before computing or writing anything
     run = read_run(run_dir)
     if run.optimize is not None:
-        from optimizer.jobs.provenance import StaleRunError, check_run_dir, stale_message
-
         problems = check_run_dir(run_dir, run.optimize, sc)
         if problems:  # never show results made for other inputs, by other code, or edited
             raise StaleRunError(stale_message(run_dir, sc, problems))

@@ -2,16 +2,21 @@
 
 from __future__ import annotations
 
+import csv as _csv
+import json
+import re
 from collections.abc import Iterable
 from pathlib import Path
 
 from optimizer.formatting import TOLERANCE_MARK, fmt, fmt_bound, pct
 from optimizer.jobs.atomic import atomic_write_text, check_writable
+from optimizer.jobs.provenance import check_run_dir, stale_message
 from optimizer.pipeline.accounting import Progress, _quiet, compute_accounting
 from optimizer.report.build import PUBLISHED_ROOT, _write_csv, default_comparison_dir
 from optimizer.report.document import _summary
 from optimizer.report.inputs import RunInputs, _sha256, read_run
 from optimizer.report.provenance_block import _allocation_file
+from optimizer.scenario import list_scenarios, load_scenario
 
 COMPARISON_COLUMNS = (
     "scenario",
@@ -52,16 +57,12 @@ def compare_scenarios(
 ) -> list[dict]:
     """One row per scenario: total ρ, claimed ε, δ target, exact ε at δ and δ at ε (proxy pair),
     uniform variance drop, optimized drop (when ``<runs_root>/<scenario>/optimize.json`` exists)."""
-    from optimizer.scenario import list_scenarios, load_scenario
-
     rows = []
     for name in list(names) if names is not None else list_scenarios():
         sc = load_scenario(name)
         acc = compute_accounting(sc, curves=False, progress=progress)
         run = read_run(Path(runs_root) / sc.name)
         if run.optimize is not None and run.directory is not None:  # (read_run always sets directory)
-            from optimizer.jobs.provenance import check_run_dir, stale_message
-
             problems = check_run_dir(run.directory, run.optimize, sc)
             if problems:  # not for these inputs: left out, like a missing run
                 progress(f"ignoring it: {stale_message(run.directory, sc, problems)}")
@@ -84,8 +85,6 @@ def _published_row(sc, s: dict) -> dict[str, str]:
     was made for the same inputs — its ``provenance.json`` records the sha256 of this scenario file
     and of this allocation file — and was confirmed; else {}.  Its numbers were computed by the
     code that published it (its code hash is in the same record)."""
-    import csv as _csv
-
     folder = PUBLISHED_ROOT / sc.name
     summary = folder / "summary.csv"
     if not summary.is_file():
@@ -107,9 +106,6 @@ def _published_inputs(folder: Path) -> dict | None:
     """The inputs a published report records: its ``provenance.json``; for a report written before that
     file existed, the two sha256 of its provenance table in ``report.md`` (read once more, until those
     reports are regenerated)."""
-    import json
-    import re
-
     record = folder / "provenance.json"
     if record.is_file():
         try:

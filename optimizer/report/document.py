@@ -7,10 +7,13 @@ from __future__ import annotations
 from fractions import Fraction
 from typing import Any
 
+from accountant.decimals import exact_fraction, half_width
 from accountant.zcdp import get_conversion
 from optimizer.census.allocation import BUILTIN_NAMES
 from optimizer.formatting import TOLERANCE_MARK, fmt, fmt_bound, pct, to_float, to_mpf
+from optimizer.jobs.confirm import paths_of
 from optimizer.pipeline.accounting import Accounting
+from optimizer.pipeline.side_effects import weaker_points
 from optimizer.report.inputs import RunInputs, tolerance_flags
 from optimizer.report.provenance_block import provenance
 from optimizer.report.tables import _heatmap_rows
@@ -19,7 +22,6 @@ from optimizer.report.tables import _heatmap_rows
 def _summary(acc: Accounting, run: RunInputs) -> dict[str, Any]:
     o = run.optimize or {}
     conv = get_conversion(acc.scenario.conversion).label
-    from accountant.decimals import exact_fraction, half_width
 
     e = acc.eps_exact
     e_lower = getattr(e, "lower", None)  # None: ε = 0 already meets the target (exact ε(δ) = 0)
@@ -190,8 +192,6 @@ def _pair_str(p) -> str:
 def release_pair_count(allocation) -> int:
     """Number of neighbouring pairs [M_i, M_j], i ≤ j, of the release's spine paths (the ones the
     all-pairs confirmation checks): 946 for the 43 DHC paths, 528 for PL94's 32 patterns."""
-    from optimizer.jobs.confirm import paths_of
-
     n = len(paths_of(allocation))
     return n * (n + 1) // 2
 
@@ -293,8 +293,6 @@ def _geolevel_section(run: RunInputs) -> dict | None:
 def _side_effects_section(run: RunInputs, s: dict) -> dict | None:
     """Section 4: the exact δ of the new allocations at the other points of the old zCDP curve
     (:mod:`optimizer.pipeline.side_effects`), stating plainly where the new noise is weaker than it."""
-    from optimizer.pipeline.side_effects import weaker_points
-
     rows = run.delta_grid
     if not rows:
         return None

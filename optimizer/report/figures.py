@@ -4,6 +4,11 @@ from __future__ import annotations
 
 import io
 
+import numpy as np
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.colors import LogNorm
+from matplotlib.figure import Figure
+
 from accountant.zcdp import get_conversion
 from optimizer.formatting import fmt
 from optimizer.pipeline.accounting import Accounting
@@ -18,12 +23,7 @@ def _png(fig) -> bytes:
 
 
 def _figure(w: float, h: float):
-    import matplotlib
-
-    matplotlib.use("Agg", force=False)
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
-
+    """A figure on the Agg canvas (the object API: no pyplot, no global backend switch)."""
     fig = Figure(figsize=(w, h), layout="constrained")
     FigureCanvasAgg(fig)
     return fig
@@ -160,8 +160,6 @@ def _heatmap_figure(acc: Accounting, run: RunInputs, figs: dict[str, bytes]) -> 
     pm = _pair_matrix(run, acc.eps_claim, acc)
     if pm is not None:
         m, key, npairs, _promised, how = pm
-        import numpy as np
-        from matplotlib.colors import LogNorm
 
         fig = _figure(7, 6.3)
         ax = fig.add_subplot()

@@ -12,15 +12,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from optimizer.census.allocation import Allocation
+from optimizer.jobs.profile import certified_tolerance_met, check_profile_files, epsilon_tolerance_met
+from optimizer.jobs.provenance import allocation_digest
 from optimizer.pipeline.accounting import DELTA_RTOL, DELTA_TOL, EPS_TOL, Accounting
+from optimizer.pipeline.result import RunResult
 
 
 def tolerance_flags(acc: Accounting, run: RunInputs | None = None) -> dict[str, bool]:
     """{result: tolerance met} of everything the report shows as certified: the proxy pair's δ at
     the promised ε and ε at the promised δ, the uniform rescale's δ, the curves computed here and
     (when a run directory gives per-pair results with a ``tolerance_met`` column) the pairs."""
-    from optimizer.jobs.profile import certified_tolerance_met, epsilon_tolerance_met
-
     flags = {
         "exact δ at the promised ε": certified_tolerance_met(acc.delta_exact, DELTA_TOL, DELTA_RTOL),
         "exact ε at the promised δ": epsilon_tolerance_met(acc.eps_exact, EPS_TOL),
@@ -86,7 +88,6 @@ def read_run(run_dir: str | Path | None) -> RunInputs:
     tradeoff.csv) and per-pair δ results (``*_pairs.csv``: pair_i, pair_j, eps, delta…)."""
     if run_dir is None or not Path(run_dir).is_dir():
         return RunInputs(None)
-    from optimizer.pipeline.result import RunResult
 
     d = Path(run_dir)
     run = RunInputs(d)
@@ -101,7 +102,6 @@ def read_run(run_dir: str | Path | None) -> RunInputs:
         if p.is_file():
             setattr(run, attr, getattr(stored, attr) if stored is not None else _read_csv(p))
             run.hashes[name] = _sha256(p)
-    from optimizer.jobs.profile import check_profile_files
 
     own = {"confirm_pairs.csv"}  # the run's own confirmation table, read above through RunResult
     for p in [q for q in sorted(d.glob("*_pairs.csv")) if q.name not in own] + sorted(d.glob("*/*_pairs.csv")):
@@ -123,7 +123,6 @@ def _optimized_allocation(run: RunInputs):
     """The run's ``allocation_optimized.toml`` as an Allocation (``None`` when absent)."""
     if run.directory is None or not (run.directory / "allocation_optimized.toml").is_file():
         return None
-    from optimizer.census.allocation import Allocation
 
     return Allocation.from_toml(run.directory / "allocation_optimized.toml")
 
@@ -132,8 +131,6 @@ def vet_pairs(run: RunInputs, allocations: dict[str, Any]) -> None:
     """Keep ``run``'s per-pair results only if they were computed for one of ``allocations``
     (``{label: Allocation}``, e.g. the baseline and the optimized allocation); else move them to
     ``run.pairs_ignored`` with the reason. Sets ``run.pairs_of`` to the matching label."""
-    from optimizer.jobs.provenance import allocation_digest
-
     if not run.pairs:
         return
     have = ((run.pairs_inputs or {}).get("allocation") or {}).get("sha256")

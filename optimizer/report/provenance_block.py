@@ -6,7 +6,9 @@ import json
 from pathlib import Path
 
 from optimizer import formatting
-from optimizer.jobs.provenance import sources_hash, versions
+from optimizer.census import allocation as am
+from optimizer.environment import versions
+from optimizer.jobs.provenance import sources_hash
 from optimizer.pipeline import accounting
 from optimizer.pipeline.accounting import DELTA_RTOL, DELTA_TOL, EPS_TOL, Accounting
 from optimizer.report.inputs import RunInputs, _sha256
@@ -15,7 +17,7 @@ _ROOT = Path(__file__).resolve().parent.parent.parent
 
 
 def _versions() -> dict[str, str]:
-    """The versions of what computed and printed this report (:func:`optimizer.jobs.provenance.versions`)."""
+    """The versions of what computed and printed this report (:func:`optimizer.environment.versions`)."""
     return versions(("census-plb", "numpy", "mpmath", "python-flint", "matplotlib"))
 
 
@@ -35,8 +37,6 @@ def _code_hash() -> str:
 
 
 def _allocation_file(name: str) -> Path | None:
-    from optimizer.census import allocation as am
-
     entry = getattr(am, "_BUILTINS", {}).get(name)
     if entry:
         return Path(am.__file__).resolve().parents[1] / "data" / "census2020" / entry[0]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 
 from optimizer.formatting import fmt, fmt_bound, to_float, to_mpf
-from optimizer.pipeline.accounting import Accounting
+from optimizer.pipeline.accounting import Accounting, _claim_delta
 from optimizer.report.inputs import RunInputs, _cell
 
 
@@ -128,7 +128,6 @@ def _promised_delta(acc: Accounting, run: RunInputs, eps_key: str) -> tuple[floa
         pe = to_float(str(pt.get("epsilon", "")))
         if e is not None and pe is not None and math.isclose(e, pe, rel_tol=1e-12):
             return float(to_mpf(pt["delta"])), f"the curve point's promised δ = {pt['delta']}"
-    from optimizer.pipeline.accounting import _claim_delta
 
     d = _claim_delta(acc.total_rho, to_mpf(eps_key), acc.scenario.conversion)
     return float(d), f"the baseline's zCDP claim δ(ε) = {fmt(d, 4)}"

@@ -21,6 +21,7 @@ from fractions import Fraction
 from typing import Any
 
 from optimizer.census.allocation import Allocation
+from optimizer.jobs.confirm import confirm
 from optimizer.search import Target, calibrate_shape, target_from_allocation
 
 __all__ = ["CurveRescale", "CurveTarget", "confirm_curve", "default_curve_deltas", "uniform_rescale_curve"]
@@ -97,6 +98,4 @@ def confirm_curve(alloc: Allocation, curve: CurveTarget, **confirm_kw) -> Any:
     Returns:
         the :class:`optimizer.jobs.confirm.Confirmation`; its ``worst_point`` is the binding point.
     """
-    from optimizer.jobs.confirm import confirm
-
     return confirm(alloc, list(curve.points), **confirm_kw)

@@ -19,7 +19,9 @@ from fractions import Fraction
 from typing import Any
 
 from optimizer.census.allocation import Allocation
+from optimizer.search import calibrate_shape
 from optimizer.search.objectives import ParetoGuard, convex_optimum
+from optimizer.search.shares import InfeasibleGuard
 
 __all__ = ["GuardedOptimum", "calibrated_optimum"]
 
@@ -77,8 +79,6 @@ def calibrated_optimum(
         optimizer.search.objectives.InfeasibleGuard: the guard needs more budget than the promise allows.
         RuntimeError: no round reached a calibration factor ≥ 1.
     """
-    from optimizer.search import calibrate_shape
-
     lower = guard.lower_bounds(baseline) if guard is not None else None
     total = Fraction(start_total)
     margin, previous = TOTAL_MARGIN, None
@@ -100,8 +100,6 @@ def calibrated_optimum(
         previous = shape
         total = total * cal.c * (1 - margin)
         if lower is not None and sum(lower.values(), Fraction(0)) > total:
-            from optimizer.search.shares import InfeasibleGuard
-
             raise InfeasibleGuard(
                 f"the guard ({guard.describe() if guard else ''}) needs total ρ {float(sum(lower.values())):.10g}, "
                 f"more than the {float(total):.10g} the exact promise allows"

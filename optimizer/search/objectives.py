@@ -40,11 +40,14 @@ confirmation checks every pair.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from optimizer.census.allocation import Allocation
+from optimizer.search.published_variance import published_variance_optimum, relative_published_variance
 from optimizer.search.shares import SHAPE_DENOMINATOR, InfeasibleGuard, exact_shape, solve_shares  # re-exported
 
 if TYPE_CHECKING:
@@ -114,8 +117,6 @@ class Objective:
 
     def with_fan_outs(self, fan_outs: FanOuts | None) -> Objective:
         """This objective with the scenario's fan-outs (only meaningful for published-variance)."""
-        from dataclasses import replace
-
         return replace(self, fan_outs=fan_outs)
 
     def coefficients(self, baseline: Allocation, weights: Mapping[Key, Any]) -> dict[Key, Fraction]:
@@ -132,8 +133,6 @@ class Objective:
         if self.name == "minimax-relative":
             return max_variance_ratio(new, baseline)
         if self.name == "published-variance":
-            from optimizer.search.published_variance import relative_published_variance
-
             return relative_published_variance(new, baseline, weights, self.fan_outs)
         a = self.coefficients(baseline, weights)
         return sum((a[(g, q)] / r for g, q, r in new.items()), Fraction(0))
@@ -153,8 +152,6 @@ class Objective:
         :func:`optimizer.search.published_variance.published_variance_optimum`.  Not defined for minimax-relative
         (its optimum is the uniform rescale)."""
         if self.name == "published-variance":
-            from optimizer.search.published_variance import published_variance_optimum
-
             return published_variance_optimum(
                 baseline, weights, total, lower, fan_outs=self.fan_outs, on_inaccurate=on_inaccurate
             )
@@ -257,8 +254,7 @@ def convex_optimum(
         InfeasibleGuard: Σ ℓ_q > total.
         RuntimeError: the solver did not reach OPTIMAL (OPTIMAL_INACCURATE calls ``on_inaccurate``).
     """
-    import cvxpy as cp
-    import numpy as np
+    import cvxpy as cp  # noqa: PLC0415 - 1.4 s to import; only the convex solves need it
 
     keys = [(g, q) for g, q, _ in baseline.items()]
     lo = {k: Fraction(0) for k in keys} if lower is None else {k: Fraction(lower[k]) for k in keys}

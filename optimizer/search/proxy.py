@@ -9,6 +9,7 @@ from fractions import Fraction
 
 import mpmath
 
+from accountant import Composition, DiscreteGaussian
 from optimizer.census.allocation import Allocation, GeolevelBudget
 from optimizer.search.target import RTOL_FINAL, TOL_FINAL, Target
 
@@ -27,8 +28,6 @@ def _apply(alloc: Allocation, rhos: Sequence[Fraction]) -> Allocation:
 
 
 def _composition(rhos: Sequence[Fraction], multiplicity: int = 2):
-    from accountant import Composition, DiscreteGaussian
-
     counts: dict[Fraction, int] = {}
     for r in rhos:
         counts[r] = counts.get(r, 0) + multiplicity

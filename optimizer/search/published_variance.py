@@ -52,8 +52,11 @@ from fractions import Fraction
 from itertools import pairwise
 from typing import Any, NamedTuple
 
+import numpy as np
+
 from accountant.exact import to_fraction
 from optimizer.census.allocation import Allocation
+from optimizer.search.shares import InfeasibleGuard, solve_shares
 
 __all__ = [
     "DHC_FAN_OUTS_2020",
@@ -381,10 +384,7 @@ def published_variance_optimum(
         optimizer.search.objectives.InfeasibleGuard: Σ lower > total.
         RuntimeError: the solver did not reach OPTIMAL.
     """
-    import cvxpy as cp
-    import numpy as np
-
-    from optimizer.search.shares import InfeasibleGuard, solve_shares
+    import cvxpy as cp  # noqa: PLC0415 - 1.4 s to import; only the convex solves need it
 
     keys = [(g, q) for g, q, _ in baseline.items()]
     lo = {k: Fraction(0) for k in keys} if lower is None else {k: Fraction(lower[k]) for k in keys}

@@ -8,6 +8,8 @@ import contextlib
 import hashlib
 import json
 import math
+import os
+import socket
 import sys
 import time
 import warnings
@@ -19,7 +21,7 @@ from typing import Any
 
 from accountant.decimals import outward
 from optimizer.census.allocation import Allocation
-from optimizer.jobs.provenance import versions
+from optimizer.environment import versions
 from optimizer.search.calibrate import XTOL_SEARCH, _apply, _calibrate_rhos, _note, calibrate_shape
 from optimizer.search.convex import SHAPE_DENOMINATOR, zcdp_optimum
 from optimizer.search.proxy import _full_path_rho
@@ -70,9 +72,9 @@ def config_hash(alloc: Allocation, target: Target, weights=None, extra: Mapping 
 def resolve_storage(storage: Any, scenario: str | None = None, runs_dir: str | Path = "runs"):
     """Optuna storage: an object as is; ``"sqlite:///…"``-style URLs; other strings/paths =
     journal files; ``None`` = ``runs/<scenario>/optuna.journal`` (in memory without a scenario)."""
-    import optuna
-    from optuna.storages import JournalStorage
-    from optuna.storages.journal import JournalFileBackend
+    import optuna  # noqa: PLC0415 - only a search with trials > 0 needs it
+    from optuna.storages import JournalStorage  # noqa: PLC0415 - only a search with trials > 0 needs it
+    from optuna.storages.journal import JournalFileBackend  # noqa: PLC0415 - only a search with trials > 0 needs it
 
     if storage is None:
         if scenario is None:
@@ -123,7 +125,7 @@ def _shape_from_params(alloc: Allocation, params: Mapping[str, float]) -> Alloca
 
 
 def _versions() -> dict[str, str]:
-    """The versions a study records (:func:`optimizer.jobs.provenance.versions`)."""
+    """The versions a study records (:func:`optimizer.environment.versions`)."""
     return versions()
 
 
@@ -163,11 +165,8 @@ def study_lock(journal: str | Path):
     """Hold ``<journal>.run.lock`` (an advisory ``flock``; the file names the owner's pid, host and
     start time) for the duration of the block.  A lock file left by a dead process is not held by
     anyone and is taken over; a live owner makes this raise :class:`StudyLockedError`."""
-    import os
-    import socket
-
     try:
-        import fcntl
+        import fcntl  # noqa: PLC0415 - POSIX only; the except below runs elsewhere
     except ImportError:  # not POSIX: no advisory locks; run unlocked, say so
         warnings.warn(
             f"study_lock: no fcntl on this platform; {journal} is not protected against concurrent runs", stacklevel=3
@@ -324,7 +323,7 @@ def _best_result(study, name, chash, center, alloc, target, w, base_obj, bound, 
     """The study's best shape re-calibrated with the final tolerances, as a
     :class:`SearchResult`; ``timing`` = (start, seconds of the trials, δ evaluations, trials run,
     hint of the factor, slope)."""
-    import optuna
+    import optuna  # noqa: PLC0415 - only a search with trials > 0 needs it
 
     t_start, t_trials, evals, n_trials, hint_total, slope = timing
     best = study.best_trial
@@ -363,7 +362,7 @@ def _open_study(alloc, target, w, center, storage, scenario, seed, bound: float,
     """The Optuna study of this search (created, or resumed with a sampler seeded for the resume; trials
     an interrupted run left RUNNING failed and their seed shapes queued again; a new study seeded with
     the zCDP-optimum and the baseline shapes): ``(study, name, config hash, distributions)``."""
-    import optuna
+    import optuna  # noqa: PLC0415 - only a search with trials > 0 needs it
 
     seed_params = _shape_params(center, alloc)
     chash = config_hash(
@@ -393,9 +392,6 @@ def _open_study(alloc, target, w, center, storage, scenario, seed, bound: float,
     distributions: dict[str, optuna.distributions.BaseDistribution] = dict.fromkeys(gnames + qnames, dist)
     n_before = len(study.trials)
     if not exclusive and isinstance(storage, str) and "://" in storage:  # a shared database: not locked
-        import os
-        import socket
-
         process = f"{socket.gethostname()}:{os.getpid()}:{time.time_ns()}"
         study.sampler = optuna.samplers.TPESampler(seed=_shared_seed(seed, n_before, process), multivariate=True)
         say(

@@ -11,6 +11,7 @@ from typing import Any
 
 import mpmath
 
+from accountant import zcdp
 from accountant import zcdp as _zcdp
 from accountant.exact import to_fraction
 from accountant.tolerance import DELTA, SEARCH
@@ -104,8 +105,6 @@ def target_from_allocation(alloc: Allocation, delta: Any = "1e-10", conversion: 
     >>> target_from_allocation(load_builtin("dhc-persons")).epsilon[:20]
     '26.34058885272232435'
     """
-    from accountant import zcdp
-
     if conversion not in CONVERSIONS:
         raise ValueError(f"target_from_allocation: conversion must be one of {CONVERSIONS}, got {conversion!r}")
     d = _decimal_string(delta, "delta", exact=True)
@@ -114,6 +113,4 @@ def target_from_allocation(alloc: Allocation, delta: Any = "1e-10", conversion: 
 
 def zcdp_claim_delta(rho: Fraction, eps: Any, conversion: str) -> mpmath.mpf:
     """δ the zCDP conversion claims for total ρ at ε."""
-    from accountant import zcdp
-
     return zcdp.get_conversion(conversion).delta(rho, eps)

@@ -22,6 +22,7 @@ watching only makes its first sweep the normal last one.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from fractions import Fraction
 from typing import Any
@@ -94,8 +95,6 @@ def watched_uppers(alloc: Allocation, target: Target, watch: Sequence[Pair]) -> 
 
 def _ratio_up(x: float) -> Fraction:
     """e^x as a fraction on 1e-12 rounded up (a lower δ target: the safe side), at least 1."""
-    import math
-
     return max(Fraction(1), Fraction(math.ceil(math.exp(x) * 10**12), 10**12))
 
 
@@ -120,8 +119,6 @@ def keep_watched(
     Returns ``(made, r, {pair: upper bound})`` of the smallest passing r found (of the last step
     if none passed within ``rounds``: the confirmation checks every pair anyway).
     """
-    import math
-
     dk = target.delta_fraction
 
     def attempt(r: Fraction) -> tuple[Any, float, dict[Pair, Fraction]]:

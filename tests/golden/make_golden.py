@@ -34,15 +34,14 @@ def normalized(text: str) -> str:
 def build(run_dir: Path, out_dir: Path) -> dict[str, str]:
     """The report of the stored run (provenance checks off: the run was made by older code on
     purpose), normalized: ``{file name: text}``."""
-    import optimizer.jobs.provenance as P
-    from optimizer.report import build_report
+    import optimizer.report.build as B
 
-    saved = P.check_run_dir
-    P.check_run_dir = lambda *a, **k: []
+    saved = B.check_run_dir  # the report's own binding of optimizer.jobs.provenance.check_run_dir
+    B.check_run_dir = lambda *a, **k: []
     try:
-        build_report(SCENARIO, run_dir, out_dir)
+        B.build_report(SCENARIO, run_dir, out_dir)
     finally:
-        P.check_run_dir = saved
+        B.check_run_dir = saved
     return {name: normalized((out_dir / name).read_text(encoding="utf-8")) for name in ("report.md", "summary.csv")}
 
 
