@@ -334,6 +334,29 @@ def _delta_from_tails(t1: Certified, t2: Certified, eps: Fraction, need: float, 
     return Certified(max(lo, _mpf(0)), min(hi, _mpf(1)))
 
 
+def _bracket(guess, d0: Certified, dlt, below, above):
+    """``(lo, δ(lo), hi, δ(hi))`` around ``guess``, widened geometrically until δ(lo) is certainly
+    above the target (or lo = 0) and δ(hi) certainly not (the caller checks the second: 200
+    widenings may not suffice)."""
+    step = mpmath.mpf(max(1e-3, 1e-3 * float(guess)))
+    lo, hi = max(guess - step, mpmath.mpf(0)), guess + step
+    d_lo = d0 if lo == 0 else dlt(lo)
+    d_hi = dlt(hi)
+    for _ in range(60):
+        if above(d_lo) or lo == 0:
+            break
+        step *= 4
+        lo = max(mpmath.mpf(0), lo - step)
+        d_lo = d0 if lo == 0 else dlt(lo)
+    for _ in range(200):
+        if below(d_hi):
+            break
+        step *= 4
+        hi = hi + step
+        d_hi = dlt(hi)
+    return lo, d_lo, hi, d_hi
+
+
 class Composition:
     """A multiset of discrete Gaussian mechanisms (composition is commutative).
 
@@ -675,22 +698,38 @@ class Composition:
         with mpmath.workdps(max(30, int(-math.log10(tol)) + 15)):
             return self._epsilon(target, delta, tol, delta_tol)
 
+    def _gdp_guess(self, log_target: float, delta) -> mpmath.mpf:
+        """The ε where the Gaussian-DP surrogate's log δ equals ``log_target`` (bisection in
+        floats): where the certified search of :meth:`_epsilon` starts."""
+        lo_f, hi_f = 0.0, 1.0
+        while self._log_delta_gdp(hi_f) > log_target:
+            hi_f *= 2
+            if hi_f > 1e300:
+                raise ValueError(f"epsilon: delta {delta!r} too small to bracket")
+        for _ in range(100):
+            mid = (lo_f + hi_f) / 2
+            if self._log_delta_gdp(mid) > log_target:
+                lo_f = mid
+            else:
+                hi_f = mid
+        return mpmath.mpf(hi_f)
+
+    def _refined(self, e, d: Certified, delta_tol: float, below, above) -> Certified:
+        """δ(e) recomputed at tighter targets while its interval straddles the target and its
+        engine can tighten it (:data:`EPSILON_REFINEMENTS` times, each 1e-10 of the last)."""
+        t, r = delta_tol, DEFAULT_RTOL
+        for _ in range(EPSILON_REFINEMENTS):
+            if below(d) or above(d) or d.diagnostics is None or not d.diagnostics.improvable:
+                break
+            t, r = t * 1e-10, r * 1e-10
+            d = self.delta(e, tol=t, rtol=r)
+        return d
+
     def _epsilon(self, target: Fraction, delta, tol: float, delta_tol: float) -> EpsilonResult:
         tgt_lo, tgt_hi = _frac_bounds(target)  # tgt_lo ≤ δ_target ≤ tgt_hi
 
         def dlt(e):
             return self.delta(e, tol=delta_tol)
-
-        def refined(e, d: Certified) -> Certified:
-            """δ(e) recomputed at tighter targets while its interval straddles the target and its
-            engine can tighten it (:data:`EPSILON_REFINEMENTS` times, each 1e-10 of the last)."""
-            t, r = delta_tol, DEFAULT_RTOL
-            for _ in range(EPSILON_REFINEMENTS):
-                if below(d) or above(d) or d.diagnostics is None or not d.diagnostics.improvable:
-                    break
-                t, r = t * 1e-10, r * 1e-10
-                d = self.delta(e, tol=t, rtol=r)
-            return d
 
         def below(d: Certified) -> bool:  # δ ≤ target, certainly
             return bool(d.upper <= tgt_lo)
@@ -701,37 +740,8 @@ class Composition:
         d0 = dlt(0)
         if below(d0):  # ε(δ) = 0
             return EpsilonResult(value=mpmath.mpf(0), lower=None, delta_at_value=d0, tol=tol)
-        ltgt = float(mpmath.log(tgt_lo))
-        # surrogate start: solve log δ_GDP(ε) = log target by bisection in floats
-        lo_f, hi_f = 0.0, 1.0
-        while self._log_delta_gdp(hi_f) > ltgt:
-            hi_f *= 2
-            if hi_f > 1e300:
-                raise ValueError(f"epsilon: delta {delta!r} too small to bracket")
-        for _ in range(100):
-            mid = (lo_f + hi_f) / 2
-            if self._log_delta_gdp(mid) > ltgt:
-                lo_f = mid
-            else:
-                hi_f = mid
-        guess = mpmath.mpf(hi_f)
-        # bracket with certified values: δ(lo) > target (or lo = 0), δ(hi) ≤ target
-        step = mpmath.mpf(max(1e-3, 1e-3 * float(guess)))
-        lo, hi = max(guess - step, mpmath.mpf(0)), guess + step
-        d_lo = d0 if lo == 0 else dlt(lo)
-        d_hi = dlt(hi)
-        for _ in range(60):
-            if above(d_lo) or lo == 0:
-                break
-            step *= 4
-            lo = max(mpmath.mpf(0), lo - step)
-            d_lo = d0 if lo == 0 else dlt(lo)
-        for _ in range(200):
-            if below(d_hi):
-                break
-            step *= 4
-            hi = hi + step
-            d_hi = dlt(hi)
+        guess = self._gdp_guess(float(mpmath.log(tgt_lo)), delta)
+        lo, d_lo, hi, d_hi = _bracket(guess, d0, dlt, below, above)
         if not below(d_hi):
             raise ArithmeticError(f"epsilon: could not certify delta <= {delta}")
         lo_ok = above(d_lo)  # else lo = 0 and δ(0) is not certainly above the target
@@ -769,7 +779,7 @@ class Composition:
                 if not xs:
                     break
             for x, d in zip(xs, self.delta_curve(xs, tol=delta_tol)):
-                d = refined(x, d)
+                d = self._refined(x, d, delta_tol, below, above)
                 fx = logd(d) if d.value > 0 else -mpmath.mpf(1)
                 if below(d):
                     if x < hi:

@@ -167,6 +167,39 @@ class DualProduct:
         g0 = out.pop()
         return out, g0.real
 
+    def _series(self, gi: int, bits: int, lam: arb, N: int, step: int) -> tuple:
+        """Group ``gi``'s truncated dual series S = 1 + Σ_k α_k (E^k + E^−k) + i Σ_k β_k (E^k − E^−k)
+        as two polynomials in c = E + 1/E, with what :func:`_multiply_series` needs: 2a/N, the
+        recurrence constants e^{±2a·step/N}, the ball for the dropped terms, the multiplicity."""
+        pi = arb.pi()
+        g = self.groups[gi]
+        s2 = arb(fmpq(g.sigma2.numerator, g.sigma2.denominator))
+        a = 2 * pi * pi * s2
+        K = self._series_terms(gi, bits)
+        phase = acb(0, -2 * pi * s2 * g.b * lam).exp()
+        ph = acb(1)
+        re_c, im_c = [arb(1)], [arb(0)]
+        for k in range(1, K + 1):
+            ph = ph * phase
+            ck = (-a * k * k).exp()
+            re_c.append(ck * ph.real)
+            im_c.append(ck * ph.imag)
+        # with c = E + 1/E: E^k + E^−k = s_k(c), E^k − E^−k = (E − 1/E)·u_k(c), where
+        # s_0 = 2, s_1 = c, u_0 = 0, u_1 = 1 and both follow p_k = c·p_{k−1} − p_{k−2}
+        cvar = arb_poly([0, 1])
+        s_prev, s_cur = arb_poly([2]), cvar
+        u_prev, u_cur = arb_poly([0]), arb_poly([1])
+        re_poly, im_poly = arb_poly([1]), arb_poly([0])
+        for k in range(1, K + 1):
+            re_poly += re_c[k] * s_cur
+            im_poly += im_c[k] * u_cur
+            s_prev, s_cur = s_cur, cvar * s_cur - s_prev
+            u_prev, u_cur = u_cur, cvar * u_cur - u_prev
+        tail_r = (2 * (-a * K * (K + 1)).exp() / (1 - (-2 * a).exp())).upper()
+        two_a_n = 2 * a / N
+        step_e = (two_a_n * step).exp()
+        return re_poly, im_poly, two_a_n, step_e, 1 / step_e, acb(arb(0, tail_r), arb(0, tail_r)), g.mult
+
     def values(self, nodes: np.ndarray, N: int, lam: arb, thetas):
         """(G(λ + iζ_j) at ``nodes`` as acb, G(λ) as arb), or ``None`` when b_g·j could
         overflow int64.
@@ -193,44 +226,11 @@ class DualProduct:
             return None
         mask, log_eps = self.dual_mask(r, N, bits)
         bm = np.array([b % N for b in self.b], dtype=np.int64)
-        # step_ok[i]: node i = node i−1 + 1 and every residue advanced by exactly b_g mod N
-        step_ok = np.zeros(len(all_nodes), dtype=bool)
-        if len(nodes) > 1:
-            step_ok[1 : len(nodes)] = (np.diff(nodes) == 1) & np.all(
-                np.diff(r[: len(nodes)], axis=0) == bm[None, :], axis=1
-            )
+        step_ok = _consecutive(nodes, r, bm, len(all_nodes))
         pi = arb.pi()
         two_pi = 2 * pi
         inv_dm = 1 / self._dual_norm(thetas)
-        series = {}
-        for gi in np.flatnonzero(~mask.all(axis=0)).tolist():
-            g = self.groups[gi]
-            s2 = arb(fmpq(g.sigma2.numerator, g.sigma2.denominator))
-            a = 2 * pi * pi * s2
-            K = self._series_terms(gi, bits)
-            phase = acb(0, -two_pi * s2 * g.b * lam).exp()
-            ph = acb(1)
-            re_c, im_c = [arb(1)], [arb(0)]
-            for k in range(1, K + 1):
-                ph = ph * phase
-                ck = (-a * k * k).exp()
-                re_c.append(ck * ph.real)
-                im_c.append(ck * ph.imag)
-            # with c = E + 1/E: E^k + E^−k = s_k(c), E^k − E^−k = (E − 1/E)·u_k(c), where
-            # s_0 = 2, s_1 = c, u_0 = 0, u_1 = 1 and both follow p_k = c·p_{k−1} − p_{k−2}
-            cvar = arb_poly([0, 1])
-            s_prev, s_cur = arb_poly([2]), cvar
-            u_prev, u_cur = arb_poly([0]), arb_poly([1])
-            re_poly, im_poly = arb_poly([1]), arb_poly([0])
-            for k in range(1, K + 1):
-                re_poly += re_c[k] * s_cur
-                im_poly += im_c[k] * u_cur
-                s_prev, s_cur = s_cur, cvar * s_cur - s_prev
-                u_prev, u_cur = u_cur, cvar * u_cur - u_prev
-            tail_r = (2 * (-a * K * (K + 1)).exp() / (1 - (-2 * a).exp())).upper()
-            two_a_n = 2 * a / N
-            step_e = (two_a_n * int(bm[gi])).exp()
-            series[gi] = (re_poly, im_poly, two_a_n, step_e, 1 / step_e, acb(arb(0, tail_r), arb(0, tail_r)), g.mult)
+        series = {gi: self._series(gi, bits, lam, N, int(bm[gi])) for gi in np.flatnonzero(~mask.all(axis=0)).tolist()}
         Qa = arb(fmpz(self.Q))
         c_a = 2 * pi * pi / (Qa * N * N)
         c_im = two_pi * lam / (Qa * N)
@@ -276,23 +276,39 @@ class DualProduct:
                 rad = rad.upper()
                 v = v + acb(arb(0, rad), arb(0, rad))
             out.append(v)
-        # series factors, one factor at a time over the nodes where it is not single-term:
-        # S = 1 + Σ_k α_k (E^k + E^−k) + i Σ_k β_k (E^k − E^−k), polynomials in c = E + 1/E
-        # evaluated in Arb's C code; E = e^{2a r/N} by recurrence along the leading term's chains
-        for gi, (re_poly, im_poly, two_a_n, step_e, inv_step, tail, m) in series.items():
-            last = -2
-            E = Ei = None
-            col = r[:, gi].tolist()
-            for i in np.flatnonzero(~mask[:, gi]).tolist():
-                if i == last + 1 and chained[i] and E is not None and Ei is not None:  # (E, Ei set at i − 1)
-                    E = E * step_e
-                    Ei = Ei * inv_step
-                else:
-                    E = (two_a_n * col[i]).exp()
-                    Ei = 1 / E
-                last = i
-                c = E + Ei
-                S = acb(re_poly(c), (E - Ei) * im_poly(c)) + tail
-                out[i] = out[i] * (S if m == 1 else S**m)
+        for gi, factor in series.items():
+            _multiply_series(out, factor, r[:, gi].tolist(), np.flatnonzero(~mask[:, gi]).tolist(), chained)
         g0 = out.pop()
         return out, g0.real
+
+
+def _multiply_series(out: list, factor: tuple, col: list[int], rows: list[int], chained: list[bool]) -> None:
+    """Multiply ``out[i]`` (i in ``rows``: the nodes where the group is not single-term) by the
+    group's series factor S (:meth:`DualProduct._series`), the polynomials in c = E + 1/E
+    evaluated in Arb's C code; E = e^{2a r/N} (r = ``col[i]``) by recurrence along the leading
+    term's chains (``chained``)."""
+    re_poly, im_poly, two_a_n, step_e, inv_step, tail, m = factor
+    last = -2
+    E = Ei = None
+    for i in rows:
+        if i == last + 1 and chained[i] and E is not None and Ei is not None:  # (E, Ei set at i − 1)
+            E = E * step_e
+            Ei = Ei * inv_step
+        else:
+            E = (two_a_n * col[i]).exp()
+            Ei = 1 / E
+        last = i
+        c = E + Ei
+        S = acb(re_poly(c), (E - Ei) * im_poly(c)) + tail
+        out[i] = out[i] * (S if m == 1 else S**m)
+
+
+def _consecutive(nodes: np.ndarray, r: np.ndarray, bm: np.ndarray, n_out: int) -> np.ndarray:
+    """``step_ok[i]``: node i = node i−1 + 1 and every residue advanced by exactly b_g mod N (so
+    the leading term of node i follows from node i−1's by the exact recurrence)."""
+    step_ok = np.zeros(n_out, dtype=bool)
+    if len(nodes) > 1:
+        step_ok[1 : len(nodes)] = (np.diff(nodes) == 1) & np.all(
+            np.diff(r[: len(nodes)], axis=0) == bm[None, :], axis=1
+        )
+    return step_ok

@@ -399,6 +399,25 @@ class TailEngine:
             out.update(self._evaluate_group(ks, members, lam_f, nodes, N, log_thr, bits, totals, member_thr, step))
         return out
 
+    def _full_dft_pays(self, members, classes, level_of, totals, log_thr, n_nodes: int, N: int) -> bool:
+        """Whether one length-N DFT (every threshold at once: the sums are N-periodic in k) costs
+        fewer node products than the run-by-run sums (each member over its pruning level's nodes)
+        and the progression DFTs, i.e. more than ``config.full_dft_cost``·N·log2 N of them."""
+        cfg = self.config
+        if not (cfg.full_dft and cfg.full_dft_max_n >= N):
+            return False
+        n_at: dict[int, int] = {}
+        cost = 0
+        in_cls = {i for cls in classes for i in cls}
+        for i in members:
+            lev = level_of[i]
+            if i not in in_cls:
+                if lev not in n_at:
+                    n_at[lev] = int((totals >= log_thr + lev * cfg.prune_level_step).sum()) if lev else n_nodes
+                cost += n_at[lev]
+        cost += len(classes) * n_nodes
+        return cost > cfg.full_dft_cost * N * max(1, N.bit_length())
+
     def _evaluate_group(
         self, ks, members, lam_f, nodes, N, log_thr, bits, totals, member_thr, step=None
     ) -> dict[int, Certified]:
@@ -433,27 +452,11 @@ class TailEngine:
             thr_at = {0: thr}
             sums: dict[int, arb] = {}
             classes = _ap_classes(ks, members, step, N) if step else []
-            if runs and cfg.full_dft and cfg.full_dft_max_n >= N:
-                # one length-N DFT gives every threshold (the sums are N-periodic in k); taken
-                # when the run-by-run sums (each member over its level's nodes) and the
-                # progression DFTs would cost more node products than N·log2 N
-                n_at: dict[int, int] = {}
-                cost = 0
-                in_cls = {i for cls in classes for i in cls}
+            if runs and self._full_dft_pays(members, classes, level_of, totals, log_thr, len(node_list), N):
+                classes = []
                 for i in members:
-                    lev = level_of[i]
-                    if i not in in_cls:
-                        if lev not in n_at:
-                            n_at[lev] = (
-                                int((totals >= log_thr + lev * cfg.prune_level_step).sum()) if lev else len(node_list)
-                            )
-                        cost += n_at[lev]
-                cost += len(classes) * len(node_list)
-                if cost > cfg.full_dft_cost * N * max(1, N.bit_length()):
-                    classes = []
-                    for i in members:
-                        level_of[i] = 0
-                    sums.update(zip(members, _kernel_sums_full_dft(node_list, k_re, k_im, [ks[i] for i in members], N)))
+                    level_of[i] = 0
+                sums.update(zip(members, _kernel_sums_full_dft(node_list, k_re, k_im, [ks[i] for i in members], N)))
             for cls in classes:
                 for i in cls:
                     level_of[i] = 0

@@ -117,6 +117,22 @@ def find_nested(
     return best
 
 
+@dataclass(frozen=True)
+class _Windows:
+    """The windows of one :meth:`SplitEngine.tails_ball` batch: per threshold ``plan`` rows
+    ``(k, R_k, T_k, ua, ub, log τ_k, n_k)``, the enumerated part ``enum`` of each window, the term
+    counts n_k, log τ_k and log(τ_k/(8 n_k)) as arrays, and the switches in force."""
+
+    plan: list
+    enum: list
+    n_terms: list
+    log_tau: np.ndarray
+    log_thr: np.ndarray
+    prune: bool
+    wide: bool
+    log_cap: float
+
+
 @dataclass
 class SplitEngine:
     """Tails of Y = d_A·U + d_B·V from the tails of U and V (an :class:`accountant.engine.Engine`,
@@ -179,166 +195,174 @@ class SplitEngine:
         tmin = _mpf(abs_targets[int(np.argmin(log_taus))])
         log_tmin = min(log_taus)
         bits = max(192, int(-float(mpmath.log(tmin, 2))) + 96)
-        vU = float(self.v_u)
-
-        R = math.ceil(math.sqrt(2 * vU * max(1.0, float(mpmath.log(8 / tmin))))) + 1
-        us = list(range(-R, R + 2))
-        v_v = self.v_engine.v_sg
-        v_vf = float(v_v)
-        d_a, d_b = self.d_a, self.d_b
+        R = math.ceil(math.sqrt(2 * float(self.v_u) * max(1.0, float(mpmath.log(8 / tmin))))) + 1
+        v_vf = float(self.v_engine.v_sg)
         old = ctx.prec
         ctx.prec = bits
         try:
-            tu = self.u_engine.tails_ball(us, [tmin / (8 * len(us))] * len(us))
-            pu = [a - b for a, b in itertools.pairwise(tu)]  # P[U = u] (ball), u = -R..R
-            log_phis = [max(log_of(p.upper()), -1e6) for p in pu]
-            prefix = [arb(0)]  # prefix[i] = Σ_{u < us[i]} P[U = u]
-            for p in pu:
-                prefix.append(prefix[-1] + p)
-            # per threshold: its radius R_k, term count, and the u-window with |t| ≤ T; then
-            # all windows' inner thresholds t(k, u) and targets as flat numpy vectors (the
-            # inner target of t is the smallest any (k, u) asks of it)
-            log_phi_np = np.array(log_phis)
-            wide = (abs(d_a) * (R + 2) + max(abs(k) for k in ks) + abs(d_b) * 2) >= 2**62  # int64 safety
-            log_cap = math.log(1e-3)
-            # radii R_k (2 exp(−R²/(2 v_U)) ≤ τ/4), cut-offs T_k of V's support, and the window
-            # [ua, ub] = {u : |t(k, u)| ≤ T_k} ∩ [−R_k, R_k] in closed form:
-            # ⌈(k − d_a u)/d_b⌉ ≤ T ⟺ u ≥ ⌈(k − d_b T)/d_a⌉;  ⌈(k − d_a u)/d_b⌉ ≥ −T ⟺ u ≤ ⌈(k + d_b(T + 1))/d_a⌉ − 1
-            ltau_np = np.array(log_taus, dtype=float)
-            r_np = np.ceil(np.sqrt(2 * vU * np.maximum(1.0, math.log(8) - ltau_np)))
-            rk_list = np.minimum(R, r_np.astype(np.int64) + 1).tolist()
-            nt_list = [2 * rk + 1 for rk in rk_list]
-            t_np = (
-                np.ceil(
-                    np.sqrt(
-                        2
-                        * v_vf
-                        * np.maximum(1.0, np.log(8 * np.array(nt_list, dtype=float)) - np.minimum(ltau_np, log_cap))
-                    )
-                )
-                + 1
-            )
-            log_thr = ltau_np - np.log(8 * np.array(nt_list, dtype=float))  # log(τ_k/(8 n_k))
-            prune = self.config.split_prune_terms
-            if prune:  # necessary conditions for a kept term (see the pruning below), per window:
-                # φ̄_u above the threshold (u between the first and last such u), and
-                # t ≤ T_c with T_c² ≥ 2 v_V (max φ̄ − threshold)
-                margin = 2e-9 * (1 + np.abs(log_thr))
-                left = np.maximum.accumulate(log_phi_np)
-                right_rev = np.maximum.accumulate(log_phi_np[::-1])
-                lo_idx = np.searchsorted(left, log_thr - margin, side="right").tolist()
-                hi_idx = (len(log_phi_np) - 1 - np.searchsorted(right_rev, log_thr - margin, side="right")).tolist()
-                room = np.maximum(float(log_phi_np.max()) - log_thr + margin, 0.0)
-                tc_list = np.ceil(np.sqrt(2 * v_vf * (1 + 1e-9) * room)).astype(np.int64).tolist()
-            plan = []
-            enum = []  # the enumerated part [ea, eb] of each window [ua, ub]
-            for n, (k, tau, Rk, n_terms, T) in enumerate(
-                zip(ks, log_taus, rk_list, nt_list, t_np.astype(np.int64).tolist())
-            ):
-                ua = max(-Rk, -((d_b * T - k) // d_a))
-                ub = min(Rk, -(-(k + d_b * (T + 1)) // d_a) - 1)
-                plan.append((k, Rk, T, ua, ub, tau, n_terms))
-                if prune:
-                    ea = max(ua, lo_idx[n] - R, -((d_b * tc_list[n] - k) // d_a))
-                    enum.append((ea, min(ub, hi_idx[n] - R)))
-                else:
-                    enum.append((ua, ub))
-            if prune and not wide and plan:
-                # tighter windows, by bisection on a concave upper bound of the pruning's
-                # log φ̄_u − t₊²/(2 v_V) (its concave majorant minus a convex penalty)
-                enum = _bisect_kept_range(enum, ks, _upper_hull(log_phi_np), R, d_a, d_b, v_vf, log_thr)
-            window_len = np.array([max(0, ub - ua + 1) for _, _, _, ua, ub, _, _ in plan], dtype=np.int64)
-            log_8n = np.log(8 * np.array(nt_list, dtype=float))
+            pu, log_phi_np, prefix = self._u_masses(R, tmin)
+            w = self._windows(ks, log_taus, R, log_phi_np)
+            window_len = np.array([max(0, ub - ua + 1) for _, _, _, ua, ub, _, _ in w.plan], dtype=np.int64)
+            log_8n = np.log(8 * np.array(w.n_terms, dtype=float))
             lengths, u_idx, idx_all, tks_np, tmins = _window_terms(
-                enum,
+                w.enum,
                 ks,
                 R,
-                d_a,
-                d_b,
+                self.d_a,
+                self.d_b,
                 log_phi_np,
                 v_vf,
-                log_thr if prune else None,
-                wide,
-                ltau_np - log_8n,
+                w.log_thr if w.prune else None,
+                w.wide,
+                w.log_tau - log_8n,
                 log_tmin - log_8n,
-                log_cap,
+                w.log_cap,
                 self.config.split_chunk_terms,
             )
-            total = int(lengths.sum())
-            starts = np.concatenate([[0], np.cumsum(lengths)[:-1]]).astype(np.int64)
-            self.summed_terms = total
-            pruned_count = window_len - lengths  # dropped terms (by the conditions or the bound)
+            self.summed_terms = int(lengths.sum())
             tks = [int(t) for t in tks_np.tolist()]
             tgts = [from_log(x) for x in tmins.tolist()]  # (logs → targets)
             tv = self.v_engine.tails_ball(tks, tgts) if tks else []
             ctx.prec = bits  # (inner engines restore the precision they found)
-            vv = arb(fmpq(v_v.numerator, v_v.denominator))
-            v_u = arb(fmpq(self.v_u.numerator, self.v_u.denominator))
-            one, zero = arb(1), arb(0)
-            window_sum: dict[int, arb] = {}  # plan index → Σ_u P[U = u]·P[V ≥ t(k, u)] over its window
-            nonempty = np.flatnonzero(lengths > 0)
-            if total and self.config.split_fixed_point:
-                # exact integer dot products of fixed-point values, all windows at once, each
-                # window at the width its own target needs (rounded up to a bucket of 64 bits):
-                # n terms of rounding error 2^(1−fb) stay below τ_k·n·2^−63
-                need = np.ceil(-ltau_np / math.log(2)) + 64
-                fbs = np.minimum(bits + 16, np.maximum(128, 64 * np.ceil(need / 64))).astype(np.int64)
-                # P[U = u] needs fewer bits where every inner tail of the window is small: its
-                # rounding 2^−fa times q̄ ≥ max P[V ≥ t] stays below τ_k·2^−64 with
-                # fa = log2(q̄/τ_k) + 64 (deep windows: ~150 bits instead of ~1100); q̄ is the
-                # sub-Gaussian bound exp(−t₊²/(2 v_V)) (the widths only decide accuracy: the
-                # error bound below is computed from the values themselves)
-                t_pos = np.maximum(tks_np.astype(float), 0.0)
-                log2_q = -(t_pos * t_pos) / (2 * v_vf * math.log(2))
-                q_max = np.full(len(plan), -np.inf)
-                q_max[nonempty] = np.maximum.reduceat(log2_q[idx_all], starts[nonempty])
-                with np.errstate(invalid="ignore"):
-                    a_need = np.ceil(q_max - ltau_np / math.log(2)) + 64
-                fas = np.minimum(fbs, np.maximum(128, 64 * np.ceil(np.nan_to_num(a_need, nan=0.0) / 64)))
-                window_sum = _window_sums(
-                    pu, tv, u_idx, idx_all, lengths, fas.astype(np.int64), fbs, self.config.split_chunk_terms
-                )
-            else:
-                for n in nonempty.tolist():
-                    o, m = int(starts[n]), int(lengths[n])
-                    acc = arb(0)
-                    for a_u, i in zip(u_idx[o : o + m].tolist(), idx_all[o : o + m].tolist()):
-                        acc += pu[a_u] * tv[i]
-                    window_sum[n] = acc
-            tail_mass: dict[int, arb] = {}
-            beyond: dict[int, tuple[arb, arb]] = {}
+            window_sum = self._window_sums(w, pu, tv, u_idx, idx_all, lengths, tks_np, bits)
             # the pruning charge of each window, n_pruned·τ_k/(8 n_k): exp at 64 bits, upper end
+            pruned_count = window_len - lengths  # dropped terms (by the conditions or the bound)
             ctx.prec = 64
             charge = {
-                n: arb(float(log_thr[n])).exp().upper() * int(pruned_count[n])
+                n: arb(float(w.log_thr[n])).exp().upper() * int(pruned_count[n])
                 for n in np.flatnonzero(pruned_count).tolist()
             }
             ctx.prec = bits
-            out = []
-            for n, (_k, Rk, T, ua, ub, _, _) in enumerate(plan):
-                # outside [−R_k, R_k]: total mass ≤ 2 exp(−R_k²/(2 v_U)) (sub-Gaussian U)
-                if Rk not in tail_mass:
-                    tail_mass[Rk] = ball(zero, 2 * (-(arb(Rk) ** 2) / (2 * v_u)).exp())
-                acc = tail_mass[Rk]
-                if T not in beyond:
-                    g = (-(arb(T + 1) ** 2) / (2 * vv)).exp()  # beyond ±T (bounds monotone in t)
-                    beyond[T] = (ball(zero, g), ball(one - g, one))
-                above, below = beyond[T]
-                lo_end = min(ua, Rk + 1)  # u in [−R_k, lo_end): t > T
-                if lo_end > -Rk:
-                    acc += (prefix[lo_end + R] - prefix[-Rk + R]) * above
-                hi_start = max(ub + 1, lo_end)  # u in [hi_start, R_k]: t < −T
-                if hi_start <= Rk:
-                    acc += (prefix[Rk + 1 + R] - prefix[hi_start + R]) * below
-                if n in window_sum:
-                    acc += window_sum[n]
-                if n in charge:
-                    acc += ball(zero, charge[n])
-                out.append(acc)
+            out = self._assemble(w.plan, prefix, R, window_sum, charge)
             self._batch = (out, abs_targets)
             return out
         finally:
             ctx.prec = old
+
+    def _u_masses(self, R: int, tmin) -> tuple[list, np.ndarray, list]:
+        """``(P[U = u] for u = −R..R as balls, their float log upper ends, prefix sums)``:
+        ``prefix[i]`` = Σ_{u < −R + i} P[U = u] (at the caller's precision)."""
+        us = list(range(-R, R + 2))
+        tu = self.u_engine.tails_ball(us, [tmin / (8 * len(us))] * len(us))
+        pu = [a - b for a, b in itertools.pairwise(tu)]  # P[U = u] (ball), u = -R..R
+        log_phis = [max(log_of(p.upper()), -1e6) for p in pu]
+        prefix = [arb(0)]
+        for p in pu:
+            prefix.append(prefix[-1] + p)
+        return pu, np.array(log_phis), prefix
+
+    def _windows(self, ks: list[int], log_taus: list[float], R: int, log_phi_np: np.ndarray) -> _Windows:
+        """Per threshold: its radius R_k, term count, and the u-window with |t| ≤ T (then, in
+        :func:`_window_terms`, all windows' inner thresholds t(k, u) and targets as flat numpy
+        vectors: the inner target of t is the smallest any (k, u) asks of it)."""
+        vU, v_vf, d_a, d_b = float(self.v_u), float(self.v_engine.v_sg), self.d_a, self.d_b
+        wide = (abs(d_a) * (R + 2) + max(abs(k) for k in ks) + abs(d_b) * 2) >= 2**62  # int64 safety
+        log_cap = math.log(1e-3)
+        # radii R_k (2 exp(−R²/(2 v_U)) ≤ τ/4), cut-offs T_k of V's support, and the window
+        # [ua, ub] = {u : |t(k, u)| ≤ T_k} ∩ [−R_k, R_k] in closed form:
+        # ⌈(k − d_a u)/d_b⌉ ≤ T ⟺ u ≥ ⌈(k − d_b T)/d_a⌉;  ⌈(k − d_a u)/d_b⌉ ≥ −T ⟺ u ≤ ⌈(k + d_b(T + 1))/d_a⌉ − 1
+        ltau_np = np.array(log_taus, dtype=float)
+        r_np = np.ceil(np.sqrt(2 * vU * np.maximum(1.0, math.log(8) - ltau_np)))
+        rk_list = np.minimum(R, r_np.astype(np.int64) + 1).tolist()
+        nt_list = [2 * rk + 1 for rk in rk_list]
+        log_n8 = np.log(8 * np.array(nt_list, dtype=float))
+        t_np = np.ceil(np.sqrt(2 * v_vf * np.maximum(1.0, log_n8 - np.minimum(ltau_np, log_cap)))) + 1
+        log_thr = ltau_np - log_n8  # log(τ_k/(8 n_k))
+        prune = self.config.split_prune_terms
+        if prune:  # necessary conditions for a kept term (see the pruning below), per window:
+            # φ̄_u above the threshold (u between the first and last such u), and
+            # t ≤ T_c with T_c² ≥ 2 v_V (max φ̄ − threshold)
+            margin = 2e-9 * (1 + np.abs(log_thr))
+            left = np.maximum.accumulate(log_phi_np)
+            right_rev = np.maximum.accumulate(log_phi_np[::-1])
+            lo_idx = np.searchsorted(left, log_thr - margin, side="right").tolist()
+            hi_idx = (len(log_phi_np) - 1 - np.searchsorted(right_rev, log_thr - margin, side="right")).tolist()
+            room = np.maximum(float(log_phi_np.max()) - log_thr + margin, 0.0)
+            tc_list = np.ceil(np.sqrt(2 * v_vf * (1 + 1e-9) * room)).astype(np.int64).tolist()
+        plan = []
+        enum = []  # the enumerated part [ea, eb] of each window [ua, ub]
+        for n, (k, tau, Rk, n_terms, T) in enumerate(
+            zip(ks, log_taus, rk_list, nt_list, t_np.astype(np.int64).tolist())
+        ):
+            ua = max(-Rk, -((d_b * T - k) // d_a))
+            ub = min(Rk, -(-(k + d_b * (T + 1)) // d_a) - 1)
+            plan.append((k, Rk, T, ua, ub, tau, n_terms))
+            if prune:
+                ea = max(ua, lo_idx[n] - R, -((d_b * tc_list[n] - k) // d_a))
+                enum.append((ea, min(ub, hi_idx[n] - R)))
+            else:
+                enum.append((ua, ub))
+        if prune and not wide and plan:
+            # tighter windows, by bisection on a concave upper bound of the pruning's
+            # log φ̄_u − t₊²/(2 v_V) (its concave majorant minus a convex penalty)
+            enum = _bisect_kept_range(enum, ks, _upper_hull(log_phi_np), R, d_a, d_b, v_vf, log_thr)
+        return _Windows(plan, enum, nt_list, ltau_np, log_thr, prune, wide, log_cap)
+
+    def _window_sums(self, w: _Windows, pu, tv, u_idx, idx_all, lengths, tks_np, bits: int) -> dict[int, arb]:
+        """Σ_u P[U = u]·P[V ≥ t(k, u)] over each window's kept terms (plan index → ball)."""
+        nonempty = np.flatnonzero(lengths > 0)
+        if not (int(lengths.sum()) and self.config.split_fixed_point):
+            window_sum: dict[int, arb] = {}
+            starts = np.concatenate([[0], np.cumsum(lengths)[:-1]]).astype(np.int64)
+            for n in nonempty.tolist():
+                o, m = int(starts[n]), int(lengths[n])
+                acc = arb(0)
+                for a_u, i in zip(u_idx[o : o + m].tolist(), idx_all[o : o + m].tolist()):
+                    acc += pu[a_u] * tv[i]
+                window_sum[n] = acc
+            return window_sum
+        # exact integer dot products of fixed-point values, all windows at once, each
+        # window at the width its own target needs (rounded up to a bucket of 64 bits):
+        # n terms of rounding error 2^(1−fb) stay below τ_k·n·2^−63
+        starts = np.concatenate([[0], np.cumsum(lengths)[:-1]]).astype(np.int64)
+        need = np.ceil(-w.log_tau / math.log(2)) + 64
+        fbs = np.minimum(bits + 16, np.maximum(128, 64 * np.ceil(need / 64))).astype(np.int64)
+        # P[U = u] needs fewer bits where every inner tail of the window is small: its
+        # rounding 2^−fa times q̄ ≥ max P[V ≥ t] stays below τ_k·2^−64 with
+        # fa = log2(q̄/τ_k) + 64 (deep windows: ~150 bits instead of ~1100); q̄ is the
+        # sub-Gaussian bound exp(−t₊²/(2 v_V)) (the widths only decide accuracy: the
+        # error bound below is computed from the values themselves)
+        t_pos = np.maximum(tks_np.astype(float), 0.0)
+        log2_q = -(t_pos * t_pos) / (2 * float(self.v_engine.v_sg) * math.log(2))
+        q_max = np.full(len(w.plan), -np.inf)
+        q_max[nonempty] = np.maximum.reduceat(log2_q[idx_all], starts[nonempty])
+        with np.errstate(invalid="ignore"):
+            a_need = np.ceil(q_max - w.log_tau / math.log(2)) + 64
+        fas = np.minimum(fbs, np.maximum(128, 64 * np.ceil(np.nan_to_num(a_need, nan=0.0) / 64)))
+        return _window_sums(pu, tv, u_idx, idx_all, lengths, fas.astype(np.int64), fbs, self.config.split_chunk_terms)
+
+    def _assemble(self, plan, prefix, R: int, window_sum: dict[int, arb], charge: dict) -> list[arb]:
+        """Each threshold's ball: U's mass beyond ±R_k, the u-ranges whose inner threshold is
+        beyond V's cut-off ±T (prefix sums times one closed-form enclosure), the window's sum
+        and its pruning charge."""
+        v_v, v_u = self.v_engine.v_sg, self.v_u
+        vv = arb(fmpq(v_v.numerator, v_v.denominator))
+        vu = arb(fmpq(v_u.numerator, v_u.denominator))
+        one, zero = arb(1), arb(0)
+        tail_mass: dict[int, arb] = {}
+        beyond: dict[int, tuple[arb, arb]] = {}
+        out = []
+        for n, (_k, Rk, T, ua, ub, _, _) in enumerate(plan):
+            # outside [−R_k, R_k]: total mass ≤ 2 exp(−R_k²/(2 v_U)) (sub-Gaussian U)
+            if Rk not in tail_mass:
+                tail_mass[Rk] = ball(zero, 2 * (-(arb(Rk) ** 2) / (2 * vu)).exp())
+            acc = tail_mass[Rk]
+            if T not in beyond:
+                g = (-(arb(T + 1) ** 2) / (2 * vv)).exp()  # beyond ±T (bounds monotone in t)
+                beyond[T] = (ball(zero, g), ball(one - g, one))
+            above, below = beyond[T]
+            lo_end = min(ua, Rk + 1)  # u in [−R_k, lo_end): t > T
+            if lo_end > -Rk:
+                acc += (prefix[lo_end + R] - prefix[-Rk + R]) * above
+            hi_start = max(ub + 1, lo_end)  # u in [hi_start, R_k]: t < −T
+            if hi_start <= Rk:
+                acc += (prefix[Rk + 1 + R] - prefix[hi_start + R]) * below
+            if n in window_sum:
+                acc += window_sum[n]
+            if n in charge:
+                acc += ball(zero, charge[n])
+            out.append(acc)
+        return out
 
 
 def _window_terms(enum, ks, R, d_a, d_b, log_phi, v_v, log_thr, wide, log_tgt, log_floor, log_cap, chunk):

@@ -76,6 +76,115 @@ def normal_quantile_guess(alpha: Fraction) -> float:
     return hi if alpha <= Fraction(1, 2) else -hi
 
 
+class _Tails:
+    """The tails of Y one β(α) needs, fetched in batches of thresholds and cached: T_m = P[Y ≥ m]
+    from the small side (m ≥ 1; T_m = 1 − T_{1−m} otherwise), α's order against the vertices
+    α_j = T_j, the β vertices β_j = T_{2C+1−j} and the masses P[m1 ≤ Y < m2]."""
+
+    def __init__(self, alpha: Fraction, two_c: int, small_tail: Callable[[list[int]], list[Certified]]):
+        self.low_side = alpha <= Fraction(1, 2)
+        q = alpha if self.low_side else 1 - alpha  # the small one of α, 1 − α
+        self.q_lo, self.q_hi = down(_mpf(q.numerator) / q.denominator), up(_mpf(q.numerator) / q.denominator)
+        self.two_c = two_c
+        self._small_tail = small_tail
+        self._cache: dict[int, Certified] = {}
+
+    def s(self, m: int) -> Certified:
+        """P[Y ≥ m], m ≥ 1."""
+        if m not in self._cache:
+            self._cache[m] = self._small_tail([m])[0]
+        return self._cache[m]
+
+    def prefetch(self, ms) -> None:
+        need = sorted({m for m in ms if m >= 1 and m not in self._cache})
+        if need:
+            self._cache.update(zip(need, self._small_tail(need)))
+
+    def fetch(self, js) -> None:
+        """The tails :meth:`order` needs at the vertices ``js``, in one batch."""
+        self.prefetch([j for j in js if j >= 1] if self.low_side else [1 - j for j in js if j <= 0])
+
+    def order(self, j: int) -> int:
+        """+1 if α_j = T_j ≥ α certainly, −1 if T_j < α certainly, 0 if undecided."""
+        if self.low_side:
+            if j <= 0:
+                return 1  # T_j ≥ T_0 > 1/2 ≥ α
+            t = self.s(j)
+            return 1 if t.lower >= self.q_hi else (-1 if t.upper < self.q_lo else 0)
+        if j >= 1:
+            return -1  # T_j ≤ T_1 < 1/2 < α
+        c = self.s(1 - j)  # 1 − T_j
+        return 1 if c.upper <= self.q_lo else (-1 if c.lower > self.q_hi else 0)
+
+    def alpha_error(self, j: int):
+        """The width of α_j's enclosure."""
+        return (self.s(j) if self.low_side else self.s(1 - j)).error
+
+    def beta_vertex(self, j: int) -> tuple:
+        """Enclosure of β_j = T_{2C+1−j}."""
+        m = self.two_c + 1 - j
+        if m >= 1:
+            t = self.s(m)
+            return t.lower, t.upper
+        c = self.s(1 - m)
+        return down(1 - c.upper), up(1 - c.lower)
+
+    def between(self, m1: int, m2: int) -> tuple:
+        """Enclosure of P[m1 ≤ Y < m2] = T_{m1} − T_{m2} (m1 < m2), clipped at 0."""
+        s = self.s
+        if m1 >= 1:
+            a1, a2 = s(m1), s(m2)
+            lo, hi = down(a1.lower - a2.upper), up(a1.upper - a2.lower)
+        elif m2 <= 0:  # (1 − T_{1−m1}) − (1 − T_{1−m2})
+            c1, c2 = s(1 - m1), s(1 - m2)
+            lo, hi = down(c2.lower - c1.upper), up(c2.upper - c1.lower)
+        else:  # 1 − T_{1−m1} − T_{m2}
+            c1, a2 = s(1 - m1), s(m2)
+            lo, hi = down(down(1 - c1.upper) - a2.upper), up(up(1 - c1.lower) - a2.lower)
+        return max(lo, _mpf(0)), hi
+
+
+def _bracket_vertices(tails: _Tails, alpha: Fraction, sd: float) -> tuple[int, int, list[int]]:
+    """``(k_lo, k_hi, pts)``: k_lo the largest j with order(j) = +1, k_hi the smallest with
+    order(j) = −1 (order is non-increasing in j), and the last grid searched.  Searched in
+    batches (one engine call per batch of thresholds): a grid around the normal guess,
+    moved/widened until it brackets, then refined."""
+    centre = round(normal_quantile_guess(alpha) * sd)
+    half_n = SEARCH_POINTS // 2
+    step = max(1, int(sd * 2 // SEARCH_POINTS))
+    for _ in range(_MAX_DOUBLINGS):
+        pts = [centre + i * step for i in range(-half_n, half_n + 1)]
+        tails.fetch(pts)
+        ords = [tails.order(j) for j in pts]
+        if ords[0] != 1:
+            centre, step = pts[0] - half_n // 2 * step, 2 * step
+        elif ords[-1] != -1:
+            centre, step = pts[-1] + half_n // 2 * step, 2 * step
+        else:
+            break
+    else:
+        raise ArithmeticError("tradeoff_at: bracket search did not terminate")
+    a = max(j for j, o in zip(pts, ords) if o == 1)
+    b = min(j for j, o in zip(pts, ords) if o == -1 and j > a)
+    while b - a > 1:
+        n = 2 * half_n
+        if b - a <= n:
+            tails.fetch(range(a, b + 1))
+            pts = list(range(a, b + 1))
+        else:
+            h = (b - a) / n
+            pts = sorted({a + int(i * h) for i in range(n + 1)} | {b})
+            tails.fetch(pts)
+        ords = [tails.order(j) for j in pts]
+        a2 = max(j for j, o in zip(pts, ords) if o == 1)
+        b2 = min(j for j, o in zip(pts, ords) if o == -1 and j > a2)
+        if b - a <= n or 4 * (b2 - a2) > b - a:  # done, or undecided inside (coarse tails:
+            a, b = a2, b2  # the bracket no longer shrinks by the grid's factor)
+            break
+        a, b = a2, b2
+    return a, b, pts
+
+
 def tradeoff_at(
     alpha: Fraction, two_c: int, sd: float, small_tail: Callable[[list[int]], list[Certified]]
 ) -> tuple[Certified, bool]:
@@ -92,139 +201,70 @@ def tradeoff_at(
     """
     if not (0 < alpha < 1):
         raise ValueError(f"tradeoff_at: alpha must be in (0, 1), got {alpha}")
-    half = Fraction(1, 2)
-    low_side = alpha <= half
-    q = alpha if low_side else 1 - alpha  # the small one of α, 1 − α
-    q_lo, q_hi = down(_mpf(q.numerator) / q.denominator), up(_mpf(q.numerator) / q.denominator)
-    cache: dict[int, Certified] = {}
-
-    def s(m: int) -> Certified:  # P[Y ≥ m], m ≥ 1
-        if m not in cache:
-            cache[m] = small_tail([m])[0]
-        return cache[m]
-
-    def prefetch(ms):
-        need = sorted({m for m in ms if m >= 1 and m not in cache})
-        if need:
-            cache.update(zip(need, small_tail(need)))
-
-    # order(j): +1 if α_j = T_j ≥ α certainly, −1 if T_j < α certainly, 0 if undecided
-    def order(j: int) -> int:
-        if low_side:
-            if j <= 0:
-                return 1  # T_j ≥ T_0 > 1/2 ≥ α
-            t = s(j)
-            return 1 if t.lower >= q_hi else (-1 if t.upper < q_lo else 0)
-        if j >= 1:
-            return -1  # T_j ≤ T_1 < 1/2 < α
-        c = s(1 - j)  # 1 − T_j
-        return 1 if c.upper <= q_lo else (-1 if c.lower > q_hi else 0)
-
-    # k_lo = largest j with order(j) = +1, k_hi = smallest j with order(j) = −1 (order is
-    # non-increasing in j).  Searched in batches (one engine call per batch of thresholds):
-    # a grid around the normal guess, moved/widened until it brackets, then refined.
-    def fetch(js):
-        prefetch([j for j in js if j >= 1] if low_side else [1 - j for j in js if j <= 0])
-
-    centre = round(normal_quantile_guess(alpha) * sd)
-    half_n = SEARCH_POINTS // 2
-    step = max(1, int(sd * 2 // SEARCH_POINTS))
-    for _ in range(_MAX_DOUBLINGS):
-        pts = [centre + i * step for i in range(-half_n, half_n + 1)]
-        fetch(pts)
-        ords = [order(j) for j in pts]
-        if ords[0] != 1:
-            centre, step = pts[0] - half_n // 2 * step, 2 * step
-        elif ords[-1] != -1:
-            centre, step = pts[-1] + half_n // 2 * step, 2 * step
-        else:
-            break
-    else:
-        raise ArithmeticError("tradeoff_at: bracket search did not terminate")
-    a = max(j for j, o in zip(pts, ords) if o == 1)
-    b = min(j for j, o in zip(pts, ords) if o == -1 and j > a)
-    while b - a > 1:
-        n = 2 * half_n
-        if b - a <= n:
-            fetch(range(a, b + 1))
-            pts = list(range(a, b + 1))
-        else:
-            h = (b - a) / n
-            pts = sorted({a + int(i * h) for i in range(n + 1)} | {b})
-            fetch(pts)
-        ords = [order(j) for j in pts]
-        a2 = max(j for j, o in zip(pts, ords) if o == 1)
-        b2 = min(j for j, o in zip(pts, ords) if o == -1 and j > a2)
-        if b - a <= n or 4 * (b2 - a2) > b - a:  # done, or undecided inside (coarse tails:
-            a, b = a2, b2  # the bracket no longer shrinks by the grid's factor)
-            break
-        a, b = a2, b2
-    k_lo, k_hi = a, b
+    tails = _Tails(alpha, two_c, small_tail)
+    k_lo, k_hi, pts = _bracket_vertices(tails, alpha, sd)
     # one last batch: the β vertices β_j = T_{2C+1−j} from the small side, and the α tails of
     # the final formula (T_{k+1}, T_k, or their complements T_{−k}, T_{1−k}); when α is
     # undecided against a vertex v, the tails of α_v, α_v − α_{k_hi} and β_{k_hi} − β_v instead
-    alpha_side = [k_lo + 1, k_lo, 1 - k_lo] if low_side else [-k_lo, 1 - k_lo]
+    alpha_side = [k_lo + 1, k_lo, 1 - k_lo] if tails.low_side else [-k_lo, 1 - k_lo]
     # the vertex v of the final formula when α is undecided against vertices between k_lo and
     # k_hi: one whose α_v was fetched and straddles α, with the narrowest enclosure
-    undecided = [j for j in pts if k_lo < j < k_hi and order(j) == 0]
-    vertex = min(undecided, key=lambda j: (s(j) if low_side else s(1 - j)).error) if undecided else None
+    undecided = [j for j in pts if k_lo < j < k_hi and tails.order(j) == 0]
+    vertex = min(undecided, key=tails.alpha_error) if undecided else None
     if vertex is not None:
         v = vertex
         alpha_side = [v, 1 - v, *_between_tails(v, k_hi), *_between_tails(two_c + 1 - k_hi, two_c + 1 - v)]
     js = (k_lo, k_hi) if vertex is None else (k_lo, k_hi, vertex)
-    prefetch([two_c + 1 - j for j in js] + [j - two_c for j in js] + alpha_side)
-
-    def beta_vertex(j: int) -> tuple:
-        m = two_c + 1 - j
-        if m >= 1:
-            t = s(m)
-            return t.lower, t.upper
-        c = s(1 - m)
-        return down(1 - c.upper), up(1 - c.lower)
-
-    def between(m1: int, m2: int) -> tuple:  # P[m1 ≤ Y < m2] = T_{m1} − T_{m2} (m1 < m2)
-        if m1 >= 1:
-            a1, a2 = s(m1), s(m2)
-            lo, hi = down(a1.lower - a2.upper), up(a1.upper - a2.lower)
-        elif m2 <= 0:  # (1 − T_{1−m1}) − (1 − T_{1−m2})
-            c1, c2 = s(1 - m1), s(1 - m2)
-            lo, hi = down(c2.lower - c1.upper), up(c2.upper - c1.lower)
-        else:  # 1 − T_{1−m1} − T_{m2}
-            c1, a2 = s(1 - m1), s(m2)
-            lo, hi = down(down(1 - c1.upper) - a2.upper), up(up(1 - c1.lower) - a2.lower)
-        return max(lo, _mpf(0)), hi
-
-    bl_lo, bl_hi = beta_vertex(k_lo)  # β at the vertex with the larger α (smaller β)
-    bh_lo, bh_hi = beta_vertex(k_hi)
+    tails.prefetch([two_c + 1 - j for j in js] + [j - two_c for j in js] + alpha_side)
+    bl = tails.beta_vertex(k_lo)  # β at the vertex with the larger α (smaller β)
+    bh = tails.beta_vertex(k_hi)
     if vertex is not None:
-        # α_{k_hi} < α ≤ α_{k_lo} is certified, but not α's side of α_v for v in between (α lies in
-        # their enclosures; several v when vertices coincide, P[Y = j] = 0).  β is convex: on
-        # [α_{k_hi}, α_v] it lies below the chord from vertex k_hi to vertex v, and for α ≥ α_v
-        # above that chord's extension, so with S = (β_{k_hi} − β_v)/(α_v − α_{k_hi}) ≥ 0,
-        #   β_v + min(α_v − α, 0)·S ≤ β(α) ≤ β_v + max(α_v − α, 0)·S,
-        # as precise as if α had been separated from α_v (|α_v − α| is within α_v's enclosure)
-        v = vertex
-        if low_side:  # α_v − α = T_v − q
-            t = s(v)
-            d_lo, d_hi = down(t.lower - q_hi), up(t.upper - q_lo)
-        else:  # α_v − α = (1 − T_{1−v}) − (1 − q)
-            c = s(1 - v)
-            d_lo, d_hi = down(q_lo - c.upper), up(q_hi - c.lower)
-        den = between(v, k_hi)[0]  # α_v − α_{k_hi}
-        if den > 0:
-            bv_lo, bv_hi = beta_vertex(v)
-            slope_hi = up(between(two_c + 1 - k_hi, two_c + 1 - v)[1] / den)  # β_{k_hi} − β_v over it
-            lo = down(bv_lo + down(min(d_lo, _mpf(0)) * slope_hi))
-            hi = up(bv_hi + up(max(d_hi, _mpf(0)) * slope_hi))
-            lo, hi = max(lo, bl_lo, _mpf(0)), min(hi, bh_hi, _mpf(1))  # monotone bound too
-            if not (lo <= hi):
-                raise ArithmeticError(f"tradeoff_at: empty enclosure [{lo}, {hi}] at alpha = {alpha}")
-            return Certified(lo, hi), True
+        got = _convex_bound(tails, vertex, k_hi, bl, bh, alpha)
+        if got is not None:
+            return got, True
     if k_hi != k_lo + 1:
-        return Certified(max(bl_lo, _mpf(0)), min(bh_hi, _mpf(1))), False
-    k = k_lo
+        return Certified(max(bl[0], _mpf(0)), min(bh[1], _mpf(1))), False
+    return _interpolated(tails, k_lo, bl, bh, alpha)
+
+
+def _convex_bound(tails: _Tails, v: int, k_hi: int, bl: tuple, bh: tuple, alpha: Fraction) -> Certified | None:
+    """β(α) when α_{k_hi} < α ≤ α_{k_lo} is certified but not α's side of α_v for a vertex v in
+    between (α lies in their enclosures; several v when vertices coincide, P[Y = j] = 0).
+
+    β is convex: on [α_{k_hi}, α_v] it lies below the chord from vertex k_hi to vertex v, and
+    for α ≥ α_v above that chord's extension, so with S = (β_{k_hi} − β_v)/(α_v − α_{k_hi}) ≥ 0,
+    β_v + min(α_v − α, 0)·S ≤ β(α) ≤ β_v + max(α_v − α, 0)·S, as precise as if α had been
+    separated from α_v (|α_v − α| is within α_v's enclosure).  None when α_v − α_{k_hi} is not
+    certainly positive."""
+    s, q_lo, q_hi, two_c = tails.s, tails.q_lo, tails.q_hi, tails.two_c
+    if tails.low_side:  # α_v − α = T_v − q
+        t = s(v)
+        d_lo, d_hi = down(t.lower - q_hi), up(t.upper - q_lo)
+    else:  # α_v − α = (1 − T_{1−v}) − (1 − q)
+        c = s(1 - v)
+        d_lo, d_hi = down(q_lo - c.upper), up(q_hi - c.lower)
+    den = tails.between(v, k_hi)[0]  # α_v − α_{k_hi}
+    if not den > 0:
+        return None
+    bv_lo, bv_hi = tails.beta_vertex(v)
+    slope_hi = up(tails.between(two_c + 1 - k_hi, two_c + 1 - v)[1] / den)  # β_{k_hi} − β_v over it
+    lo = down(bv_lo + down(min(d_lo, _mpf(0)) * slope_hi))
+    hi = up(bv_hi + up(max(d_hi, _mpf(0)) * slope_hi))
+    lo, hi = max(lo, bl[0], _mpf(0)), min(hi, bh[1], _mpf(1))  # monotone bound too
+    if not (lo <= hi):
+        raise ArithmeticError(f"tradeoff_at: empty enclosure [{lo}, {hi}] at alpha = {alpha}")
+    return Certified(lo, hi)
+
+
+def _interpolated(tails: _Tails, k: int, bl: tuple, bh: tuple, alpha: Fraction) -> tuple[Certified, bool]:
+    """β(α) on the segment between the adjacent vertices k + 1 (α_{k+1} < α) and k (α ≤ α_k):
+    β = (1 − t)β_{k+1} + tβ_k with t = (α − α_{k+1})/(α_k − α_{k+1}); the monotone bound
+    (bracketed False) when t cannot be enclosed."""
+    s, q_lo, q_hi = tails.s, tails.q_lo, tails.q_hi
+    bl_lo, bl_hi = bl
+    bh_lo, bh_hi = bh
     zero = _mpf(0)
-    if low_side:
+    if tails.low_side:
         a1 = s(k + 1)  # α_{k+1} < α
         u_lo, u_hi = down(q_lo - a1.upper), up(q_hi - a1.lower)
         if k >= 1:
