@@ -60,7 +60,6 @@ from optimizer.search.objectives import DEFAULT_OBJECTIVE, OBJECTIVES
 from optimizer.search.published_variance import FanOuts
 
 __all__ = [
-    "CONVERSIONS",
     "SCENARIO_DIR",
     "TARGET_DELTA_MIN",
     "Scenario",
@@ -73,8 +72,6 @@ __all__ = [
 
 #: the built-in scenarios: the TOML files of the ``scenarios`` package (data only)
 SCENARIO_DIR = Path(scenarios.__file__).resolve().parent
-#: the conversions' names (accountant.zcdp.CONVERSIONS is the registry)
-CONVERSIONS = tuple(_zcdp.CONVERSIONS)
 _TOP_KEYS = (
     "name",
     "description",
@@ -297,12 +294,12 @@ def _name_and_conversion(doc: dict, lines: list[str], source: str, expect_name: 
             source, _line_of(lines, "name"), "name", f"must match the file name '{expect_name}', got {name!r}"
         )
     conversion = doc["conversion"].strip().lower()
-    if conversion not in CONVERSIONS:
+    if conversion not in _zcdp.CONVERSIONS:
         raise ScenarioError(
             source,
             _line_of(lines, "conversion"),
             "conversion",
-            f"unknown conversion {doc['conversion']!r}; expected one of {', '.join(CONVERSIONS)}",
+            f"unknown conversion {doc['conversion']!r}; expected one of {', '.join(_zcdp.CONVERSIONS)}",
         )
     return name, conversion
 
@@ -331,6 +328,18 @@ def _objective_and_guard(doc: dict, lines: list[str], source: str) -> tuple[str,
     return objective, pareto, floor
 
 
+def _only_known_keys(table: dict, allowed, section: str, lines: list[str], source: str) -> None:
+    """A one-line :class:`ScenarioError` at the first key of ``[section]`` not in ``allowed``."""
+    for k in table:
+        if k not in allowed:
+            raise ScenarioError(
+                source,
+                _line_of(lines, k, section),
+                f"{section}.{k}",
+                f"unknown key; allowed keys are {', '.join(allowed)}",
+            )
+
+
 def _parse_weights(doc: dict, lines: list[str], source: str) -> dict[str, tuple[tuple[str, Fraction], ...]]:
     """``[weights]``: ``{"geolevel" | "query": ((name, weight), ...)}``, each weight exact and within
     [WEIGHT_MIN, WEIGHT_MAX]."""
@@ -338,14 +347,8 @@ def _parse_weights(doc: dict, lines: list[str], source: str) -> dict[str, tuple[
     if not isinstance(weights, dict):
         raise ScenarioError(source, _line_of(lines, "weights"), "weights", "must be a table")
     parsed: dict[str, tuple[tuple[str, Fraction], ...]] = {}
+    _only_known_keys(weights, _WEIGHT_KEYS, "weights", lines, source)
     for wkey, table in weights.items():
-        if wkey not in _WEIGHT_KEYS:
-            raise ScenarioError(
-                source,
-                _line_of(lines, wkey, "weights"),
-                f"weights.{wkey}",
-                f"unknown key; allowed keys are {', '.join(_WEIGHT_KEYS)}",
-            )
         if not isinstance(table, dict):
             raise ScenarioError(
                 source, _line_of(lines, wkey, "weights"), f"weights.{wkey}", 'must be a table of name = "weight"'
@@ -466,14 +469,7 @@ def _parse_fan_outs(doc: dict, lines: list[str], source: str):
     at = header or _line_of(lines, "fan_outs")
     if not isinstance(table, dict):
         raise ScenarioError(source, at, "fan_outs", "must be a table")
-    for k in table:
-        if k not in _FAN_OUT_KEYS:
-            raise ScenarioError(
-                source,
-                _line_of(lines, k, "fan_outs"),
-                f"fan_outs.{k}",
-                f"unknown key; allowed keys are {', '.join(_FAN_OUT_KEYS)}",
-            )
+    _only_known_keys(table, _FAN_OUT_KEYS, "fan_outs", lines, source)
     for k in ("source", "assumptions"):
         if k in table and (not isinstance(table[k], str) or not table[k].strip()):
             raise ScenarioError(source, _line_of(lines, k, "fan_outs"), f"fan_outs.{k}", "must be a non-empty string")

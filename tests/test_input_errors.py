@@ -11,6 +11,7 @@ import pytest
 from accountant.composition import SIGMA2_MAX, SIGMA2_MIN
 from optimizer.census.allocation import Allocation, AllocationError
 from optimizer.cli.main import main
+from optimizer.pipeline.accounting import compute_accounting
 from optimizer.report import read_run, render_markdown
 from optimizer.scenario import TARGET_DELTA_MIN, ScenarioError, parse_scenario
 
@@ -254,7 +255,8 @@ def test_built_report_md_escapes_query_names(tmp_path):
     )
     (tmp_path / "s.toml").write_text(SCENARIO.format(delta="1e-10", extra="").replace('"dhc-persons"', '"alloc.toml"'))
     out = tmp_path / "out"
-    build_report(load_scenario(tmp_path / "s.toml"), tmp_path / "none", out)
+    sc = load_scenario(tmp_path / "s.toml")
+    build_report(sc, tmp_path / "none", out, accounting=compute_accounting(sc))
     md = (out / "report.md").read_text(encoding="utf-8")
     assert "\\<script\\>alert(1)\\</script\\>" in md and "\\[x\\](javascript:alert(2))" in md
     assert "<script>" not in md and re.search(r"(?<!\\)\]\(javascript:", md) is None

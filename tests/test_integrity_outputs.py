@@ -10,12 +10,12 @@ import pytest
 import optimizer.jobs.atomic as atomic
 from optimizer.cli.main import main
 from optimizer.jobs.atomic import UnsafeOutputError, atomic_write_bytes, atomic_write_json, atomic_write_text
+from optimizer.pipeline.accounting import compute_accounting
 from optimizer.report import build_report, default_comparison_dir, default_report_dir, write_comparison
 from optimizer.scenario import load_scenario
+from tests.toy_scenario import TOY_ALLOC as ALLOC
 
 ROOT = Path(__file__).resolve().parents[1]
-
-from tests.toy_scenario import TOY_ALLOC as ALLOC  # noqa: E402
 
 SCENARIO = """name = "toy"
 description = "synthetic test scenario"
@@ -142,7 +142,8 @@ def test_report_never_writes_through_a_symlink(toy, capsys):
 def test_report_failed_write_keeps_the_previous_report(toy, monkeypatch):
     sc = load_scenario(toy / "toy.toml")
     out = toy / "out"
-    build_report(sc, toy / "none", out)
+    acc = compute_accounting(sc)
+    build_report(sc, toy / "none", out, accounting=acc)
     before = {p.name: p.read_bytes() for p in out.iterdir()}
     real_replace = os.replace
 
@@ -153,7 +154,7 @@ def test_report_failed_write_keeps_the_previous_report(toy, monkeypatch):
 
     monkeypatch.setattr(atomic.os, "replace", fail_on_html)
     with pytest.raises(OSError):
-        build_report(sc, toy / "none", out)
+        build_report(sc, toy / "none", out, accounting=acc)
     assert (out / "report.html").read_bytes() == before["report.html"]
     assert sorted(p.name for p in out.iterdir()) == sorted(before)  # no temp files left behind
 

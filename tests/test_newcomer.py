@@ -10,6 +10,7 @@ import pytest
 
 from optimizer.census.allocation import Allocation, load_builtin
 from optimizer.cli.main import build_parser, main
+from optimizer.pipeline.accounting import compute_accounting
 from optimizer.report import build_report, release_pair_count
 from optimizer.scenario import load_scenario
 
@@ -71,7 +72,8 @@ def test_report_states_the_release_pair_count(tmp_path):
         'name = "three"\ndescription = "x"\nallocation = "alloc.toml"\n'
         'conversion = "bun-steinke"\ntarget_delta = "1e-10"\ntrials = 1\nseed = 0\n'
     )
-    build_report(load_scenario(tmp_path / "s.toml"), tmp_path / "none", tmp_path / "out")
+    sc = load_scenario(tmp_path / "s.toml")
+    build_report(sc, tmp_path / "none", tmp_path / "out", accounting=compute_accounting(sc))
     md = (tmp_path / "out" / "report.md").read_text(encoding="utf-8")
     # 3 geolevels, top always present: 2^2 = 4 paths, 4*5/2 = 10 pairs
     assert "all 10 pairs" in md and "946" not in md

@@ -9,7 +9,9 @@ import pytest
 from optimizer.census.allocation import Allocation
 from optimizer.jobs.profile import ReleaseProfile, profile_inputs, write_profile
 from optimizer.jobs.provenance import scenario_run_inputs, seal
-from optimizer.report import build_report, compare_scenarios, read_run, write_comparison
+from optimizer.pipeline.accounting import compute_accounting
+from optimizer.pipeline.run import compare_scenarios
+from optimizer.report import build_report, read_run, write_comparison
 from optimizer.scenario import load_scenario
 from tests.toy_scenario import TOY_ALLOC as ALLOC
 
@@ -97,6 +99,8 @@ def toy(tmp_path_factory):
             b = max(0.0, 0.95 - k / 10)
             w.writerow(["optimized", k, k / 10, b, k / 10, b])
     write_toy_pairs(run, Allocation.from_toml(ALLOC))
+    # the pipeline's accounting of the baseline (what census-plb optimize stores beside the tables)
+    (run / "accounting.json").write_text(json.dumps(compute_accounting(load_scenario(d / "toy.toml")).as_json()))
     return d
 
 
@@ -217,7 +221,8 @@ def test_deterministic_rerun(toy, report):
 
 def test_accounting_only(toy):
     out = toy / "acc"
-    build_report(load_scenario(toy / "toy.toml"), toy / "nothing-here", out)
+    sc = load_scenario(toy / "toy.toml")
+    build_report(sc, toy / "nothing-here", out, accounting=compute_accounting(sc))
     html = (out / "report.html").read_text(encoding="utf-8")
     assert "accounting-only" in html and not (out / "fig_pairs_heatmap.png").exists()
     assert html.count("data:image/png;base64,") == 4
@@ -368,7 +373,9 @@ def test_production_and_what_if_allocations_are_named_as_such(toy, tmp_path):
     md = (tmp_path / "prod" / "report.md").read_text("utf-8")
     assert "The Census Bureau describes the privacy of its 2020 production allocation dhc-persons" in md
     assert "what-if" not in md
-    toy_md = build_report(load_scenario(toy / "toy.toml"), toy / "none", tmp_path / "toy")["report.md"].read_text()
+    toy_sc = load_scenario(toy / "toy.toml")
+    toy_acc = compute_accounting(toy_sc, curves=False)
+    toy_md = build_report(toy_sc, toy / "none", tmp_path / "toy", accounting=toy_acc)["report.md"].read_text()
     assert "The what-if allocation alloc.toml" in toy_md and "Census Bureau describes" not in toy_md
 
 

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from optimizer.pipeline.accounting import compute_accounting
 from optimizer.report import build_report
 from optimizer.scenario import load_scenario
 
@@ -76,7 +77,8 @@ def test_report_renders_in_chromium(tmp_path):
     (tmp_path / "alloc.toml").write_text(ALLOC)
     (tmp_path / "toy.toml").write_text(SCENARIO)
     out = tmp_path / "report"
-    build_report(load_scenario(tmp_path / "toy.toml"), tmp_path / "no-run", out)
+    sc = load_scenario(tmp_path / "toy.toml")
+    build_report(sc, tmp_path / "no-run", out, accounting=compute_accounting(sc))
     shot = tmp_path / "shot.png"
     cmd = [
         CHROMIUM,

@@ -39,7 +39,7 @@ __all__ = [
 ]
 
 #: Format version of ``optimize.json`` (bump when its meaning or fields change).
-RESULT_FORMAT = 3  # 3: delta_grid.csv and confirm_pairs.csv
+RESULT_FORMAT = 4  # 3: delta_grid.csv and confirm_pairs.csv; 4: accounting.json (the report's accounting)
 
 _ROOT = Path(optimizer.__file__).resolve().parent.parent
 #: optimizer sources that only present or move numbers, relative to ``optimizer/`` (a folder ends

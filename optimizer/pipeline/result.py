@@ -50,7 +50,7 @@ TABLE_FILES = (
     ("confirm_pairs.csv", "confirm_pairs"),
 )
 #: every file of a run directory (the summary is written last)
-RUN_FILES = (*(n for n, _ in TABLE_FILES), "allocation_optimized.toml", "optimize.json")
+RUN_FILES = (*(n for n, _ in TABLE_FILES), "allocation_optimized.toml", "accounting.json", "optimize.json")
 
 
 def _csv_text(rows: list[dict]) -> str:
@@ -80,6 +80,9 @@ class RunResult:
             ``eps``, ``delta_lower``, ``delta_upper``, ``tolerance_met``, ``allocation``); empty
             when the confirmation was skipped.
         allocation_toml: the optimized allocation as TOML text.
+        accounting: :meth:`optimizer.pipeline.accounting.Accounting.as_json` of the baseline's proxy
+            pair (the zCDP claim against the exact δ and ε, the proxy's uniform rescale, the curves
+            on the run's one ε grid): what the report presents, computed once by the pipeline.
         inputs: :func:`optimizer.jobs.provenance.run_inputs` of the run (what it depends on); sealed
             into the summary by :meth:`write`.
         directory: where it was read from or written to.
@@ -93,6 +96,7 @@ class RunResult:
     delta_grid: list[dict] = field(default_factory=list)
     confirm_pairs: list[dict] = field(default_factory=list)
     allocation_toml: str = ""
+    accounting: dict[str, Any] | None = None
     inputs: Mapping[str, Any] | None = None
     directory: Path | None = None
 
@@ -101,6 +105,8 @@ class RunResult:
         """``{file name: text}`` of the tables and the allocation (not the summary)."""
         out = {name: _csv_text(getattr(self, attr)) for name, attr in TABLE_FILES}
         out["allocation_optimized.toml"] = self.allocation_toml
+        if self.accounting is not None:
+            out["accounting.json"] = json.dumps(self.accounting, sort_keys=True, separators=(",", ":")) + "\n"
         return out
 
     def sealed_summary(self) -> dict[str, Any]:
@@ -127,7 +133,7 @@ class RunResult:
             atomic_write_text(d / name, text)
         atomic_write_text(d / "optimize.json", self.summary_text(sealed) + "\n")
         self.summary, self.directory = sealed, d
-        return {n: d / n for n in RUN_FILES}
+        return {n: d / n for n in (*texts, "optimize.json")}
 
     @staticmethod
     def summary_text(summary: Mapping[str, Any]) -> str:
@@ -162,4 +168,10 @@ class RunResult:
         toml = d / "allocation_optimized.toml"
         if toml.is_file():
             res.allocation_toml = toml.read_text(encoding="utf-8")
+        acc = d / "accounting.json"
+        if acc.is_file():
+            try:
+                res.accounting = json.loads(acc.read_text(encoding="utf-8"))
+            except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+                raise ValueError(f"{acc}: damaged ({type(exc).__name__}: {exc}); rerun census-plb optimize") from None
         return res

@@ -12,18 +12,20 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
 from optimizer.jobs.exactness import screen_pairs
 from optimizer.jobs.provenance import StaleRunError, check_run_dir, stale_message
 from optimizer.jobs.runner import check_scheduler_address
+from optimizer.pipeline.accounting import Accounting, Progress, _quiet, compute_accounting
 from optimizer.pipeline.stages import optimize, spec_for
-from optimizer.report import build_report, check_report_outputs, default_report_dir
+from optimizer.report import build_report, check_report_outputs, default_report_dir, read_run
+from optimizer.report.comparison import comparison_row, fresh_run
 from optimizer.scenario import list_scenarios, load_scenario
 
-__all__ = ["ReportRequest", "output_dir", "report_scenario", "run_optimizer"]
+__all__ = ["ReportRequest", "compare_scenarios", "output_dir", "report_scenario", "run_optimizer"]
 
 
 @dataclass(frozen=True)
@@ -86,7 +88,10 @@ def report_scenario(req: ReportRequest, say: Callable[[str], None]) -> Path:
             say(f"no {run_dir}/optimize.json and --skip-optimize: accounting-only report")
         else:
             run_optimizer(name, run_dir, say, req.trials, scheduler, quiet=req.quiet)
-    written = build_report(sc, run_dir, out, progress=say)
+    run = read_run(run_dir)
+    # an accounting-only report (no run) has its accounting computed here, by the library
+    acc = None if run.accounting is not None else compute_accounting(sc, progress=say)
+    written = build_report(sc, run_dir, out, accounting=acc, progress=say)
     say(f"done: {out / 'report.html'} ({len(written)} files)")
     return out / "report.html"
 
@@ -128,3 +133,22 @@ def _check_reusable(run_dir: Path, sc, req: ReportRequest, say) -> None:
     if problems:
         raise StaleRunError(stale_message(run_dir, sc, problems))
     say(f"reusing {path} (run hash {str(doc.get('run_hash'))[:12]}, inputs and code unchanged)")
+
+
+def compare_scenarios(
+    names: Iterable[str] | None = None, runs_root: str | Path = "runs", *, progress: Progress = _quiet
+) -> list[dict]:
+    """One row per scenario (:func:`optimizer.report.comparison.comparison_row`): total ρ, claimed ε,
+    δ target, exact ε at δ and δ at ε (proxy pair), uniform variance drop, and the optimized drop
+    when ``<runs_root>/<scenario>/`` holds a run made for these inputs by this code.  The accounting
+    is the one that run stored; for a scenario without one it is computed here (no curves)."""
+    rows = []
+    for name in list(names) if names is not None else list_scenarios():
+        sc = load_scenario(name)
+        run = fresh_run(sc, runs_root, progress)
+        if run.accounting is not None:
+            acc = Accounting.from_json(run.accounting, sc, sc.load_allocation())
+        else:
+            acc = compute_accounting(sc, curves=False, progress=progress)
+        rows.append(comparison_row(sc, acc, run))
+    return rows

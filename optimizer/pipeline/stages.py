@@ -21,7 +21,7 @@ from __future__ import annotations
 import subprocess
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from pathlib import Path
 from typing import Any
@@ -29,14 +29,15 @@ from typing import Any
 from accountant.decimals import decimal_string, outward
 from accountant.exact import to_fraction
 from optimizer import search as S
-from optimizer.census.allocation import BUILTIN_NAMES, Allocation, load_builtin
+from optimizer.census.allocation import BUILTIN_NAMES, Allocation
 from optimizer.census.geolevels import geolevel_promises, geolevel_view
 from optimizer.jobs import confirm as confirm_mod  # through the module: wrappers seen at call time
 from optimizer.jobs import provenance as P
 from optimizer.jobs.confirm import _lower_fraction, _upper_fraction, confirmation_keys
+from optimizer.pipeline.accounting import DELTA_RTOL, DELTA_TOL, N_TRADEOFF, Accounting, account
 from optimizer.pipeline.result import RunResult
 from optimizer.pipeline.side_effects import delta_grid_rows, weaker_points
-from optimizer.scenario import SCENARIO_DIR, check_target_delta, list_scenarios, load_scenario
+from optimizer.scenario import SCENARIO_DIR, Scenario, check_target_delta, list_scenarios, load_scenario
 from optimizer.search import objectives as O
 from optimizer.search import published_variance as PV
 from optimizer.search.curve_target import CurveTarget, uniform_rescale_curve
@@ -47,8 +48,6 @@ __all__ = ["RunSpec", "optimize", "spec_for"]
 
 #: the objective the Optuna search and the zCDP optimum minimise (stored in the summary)
 OBJECTIVE = "sum_q w_q * sigma_q^2, sigma_q^2 = 1/rho_q (nominal per-query budgets)"
-#: ε grid of the stored curves: k/40 × the promised ε, k = 8 … 48 (plus the promised ε itself)
-CURVE_STEPS = range(8, 49)
 #: re-solves of the guarded optimum when the all-pairs recalibration breaks the guard, and the
 #: relative margin by which the total is lowered below the confirmed one each time
 GUARD_RESOLVES = 3
@@ -63,48 +62,76 @@ WATCH_PAIRS = True
 #: pairs above (or within 2 × KEEP_TOL below) the promise added to the watch after a failed sweep of the
 #: optimized allocation (PL94 units: 12 at a time left near-tied pairs to pop above in 3 more sweeps)
 WATCH_ADD = 24
-#: points of the stored trade-off curves
-TRADEOFF_POINTS = 201
-#: tolerances of the stored δ curves (absolute, relative)
-CURVE_TOL, CURVE_RTOL = 1e-30, 1e-12
 
 
 @dataclass(frozen=True)
 class RunSpec:
-    """What one optimizer run is asked to do (validated by :func:`spec_for`).
+    """What one optimizer run is asked to do (validated by :func:`spec_for`): a scenario — the
+    promise, the objective, its guard and weights — with its allocation loaded, and this run's trial
+    count and seed.
 
     Attributes:
-        name: scenario (or built-in allocation) name; runs go to ``runs/<name>/`` by default.
-        allocation: the baseline :class:`optimizer.census.allocation.Allocation`.
-        conversion: zCDP → (ε, δ) conversion of the promise (``"bun-steinke"`` or ``"cks"``).
-        delta: the target δ as written (exact decimal or fraction string).
+        scenario: the :class:`~optimizer.scenario.Scenario` (with the caller's conversion and δ
+            overrides); a bare built-in allocation is a scenario of that name with the defaults.
+        allocation: the baseline :class:`optimizer.census.allocation.Allocation` it tunes.
         trials: Optuna trials to run now; seed: the study's seed.
-        weights: ``{(geolevel, query): Fraction}`` of the objective.
-        objective: the objective's name (:data:`optimizer.search.objectives.OBJECTIVES`).
-        pareto: the Pareto guard (no query noisier than in the baseline) on the optimized
-            allocation; pareto_floor_percent: every query's variance lower by at least this %.
-        fan_outs: the hierarchy of the published-variance objective
-            (:class:`optimizer.search.published_variance.FanOuts`; ``None``: the shipped 2020 ones).
-        target_kind, curve_deltas: ``"point"`` (the promise at ``delta``) or ``"curve"`` (the
-            conversion's ε(δ) at every δ of ``curve_deltas``, :mod:`optimizer.search.curve_target`).
-        scenario: the scenario's :meth:`~optimizer.scenario.Scenario.as_dict` (``None`` for a bare
-            built-in allocation).
+        recorded: whether the run records the scenario in its inputs (not for a bare allocation).
     """
 
-    name: str
+    scenario: Scenario
     allocation: Any
-    conversion: str
-    delta: str
     trials: int
     seed: int
-    weights: Mapping[tuple[str, str], Fraction] = field(compare=False)
-    scenario: Mapping[str, Any] | None = field(default=None, compare=False)
-    objective: str = "mean-relative-variance"
-    pareto: bool = True
-    pareto_floor_percent: Fraction = Fraction(0)
-    fan_outs: Any = None
-    target_kind: str = "point"
-    curve_deltas: tuple[str, ...] = ()
+    recorded: bool = True
+
+    @property
+    def name(self) -> str:
+        """The scenario's (or built-in allocation's) name; runs go to ``runs/<name>/`` by default."""
+        return self.scenario.name
+
+    @property
+    def conversion(self) -> str:
+        return self.scenario.conversion
+
+    @property
+    def delta(self) -> str:
+        """The target δ as written (exact decimal or fraction string)."""
+        return self.scenario.target_delta_text
+
+    @property
+    def weights(self) -> dict[tuple[str, str], Fraction]:
+        """``{(geolevel, query): weight}`` of the objective."""
+        return {(g, q): self.scenario.weight(g, q) for g, q, _ in self.allocation.items()}
+
+    @property
+    def objective(self) -> str:
+        return self.scenario.objective
+
+    @property
+    def pareto(self) -> bool:
+        return self.scenario.pareto
+
+    @property
+    def pareto_floor_percent(self) -> Fraction:
+        return self.scenario.pareto_floor_percent
+
+    @property
+    def fan_outs(self):
+        return self.scenario.fan_outs
+
+    @property
+    def target_kind(self) -> str:
+        return self.scenario.target_kind
+
+    @property
+    def curve_deltas(self) -> tuple[str, ...]:
+        return self.scenario.curve_deltas
+
+    @property
+    def scenario_record(self) -> dict[str, Any] | None:
+        """What the run records of its scenario (:meth:`Scenario.as_dict`; ``None`` for a bare
+        built-in allocation)."""
+        return self.scenario.as_dict() if self.recorded else None
 
 
 def spec_for(
@@ -127,51 +154,45 @@ def spec_for(
     if scenario:
         if Path(scenario).suffix == ".toml" or (SCENARIO_DIR / f"{scenario}.toml").is_file():
             scen = load_scenario(scenario)
-            name = scen.name
         elif scenario not in BUILTIN_NAMES:
             raise ValueError(
                 f"unknown scenario or allocation {scenario!r}; scenarios: {', '.join(list_scenarios())}; "
                 f"built-in allocations: {', '.join(BUILTIN_NAMES)}"
             )
-
-    objective, pareto, floor, fan_outs = DEFAULT_OBJECTIVE, True, Fraction(0), None
-    kind, curve_deltas = "point", tuple[str, ...]()
-    if scen is not None:
-        alloc = scen.load_allocation()
-        weights = {(g, q): scen.weight(g, q) for g, q, _ in alloc.items()}
-        conv, dlt, n_trials, sd, sdict = scen.conversion, scen.target_delta_text, scen.trials, scen.seed, scen.as_dict()
-        objective, pareto, floor = scen.objective, scen.pareto, scen.pareto_floor_percent
-        fan_outs = scen.fan_outs
-        kind, curve_deltas = scen.target_kind, scen.curve_deltas
-    else:
+    if scen is None:
         if name not in BUILTIN_NAMES:
             raise ValueError(f"unknown allocation {name!r}; built-in: {', '.join(BUILTIN_NAMES)}")
-        alloc = load_builtin(name)
-        weights = {(g, q): Fraction(1) for g, q, _ in alloc.items()}
-        conv, dlt, n_trials, sd, sdict = "bun-steinke", "1e-10", 30, 0, None
-    conv = conversion or conv
-    where = delta_source or ("--delta" if delta else f"target delta of {name}")
-    dlt = delta or dlt
-    n_trials = trials if trials is not None else n_trials
-    sd = seed if seed is not None else sd
+        scen = _bare_scenario(name)
+    where = delta_source or ("--delta" if delta else f"target delta of {scen.name}")
+    dlt = str(delta or scen.target_delta_text)
+    n_trials = trials if trials is not None else scen.trials
     if n_trials < 0:
         raise ValueError(f"--trials must be >= 0, got {n_trials}")
     _check_delta(dlt, where)
-    return RunSpec(
-        name,
-        alloc,
-        conv,
-        str(dlt),
-        int(n_trials),
-        int(sd),
-        weights,
-        sdict,
-        objective,
-        pareto,
-        floor,
-        fan_outs,
-        kind,
-        tuple(curve_deltas),
+    scen = replace(
+        scen,
+        conversion=conversion or scen.conversion,
+        target_delta=to_fraction(dlt, name=where),
+        target_delta_text=dlt,
+    )
+    n_seed = seed if seed is not None else scen.seed
+    return RunSpec(scen, scen.load_allocation(), int(n_trials), int(n_seed), recorded=scen.source != "<built-in>")
+
+
+def _bare_scenario(name: str) -> Scenario:
+    """A built-in allocation as a scenario of its own: Bun–Steinke at δ = 1e-10, equal weights,
+    the default objective and guard, 30 trials, seed 0."""
+    return Scenario(
+        name=name,
+        description=f"the built-in allocation {name} with the default promise and objective",
+        allocation=name,
+        conversion="bun-steinke",
+        target_delta=Fraction(1, 10**10),
+        target_delta_text="1e-10",
+        trials=30,
+        seed=0,
+        objective=DEFAULT_OBJECTIVE,
+        source="<built-in>",
     )
 
 
@@ -277,10 +298,11 @@ def optimize(
         **_search_summary(spec, search),
         "seconds": time.perf_counter() - t_start,
     }
-    inputs = P.run_inputs(scenario=spec.scenario, alloc=alloc, target=point, weights=weights)
+    inputs = P.run_inputs(scenario=spec.scenario_record, alloc=alloc, target=point, weights=weights)
     t = tables
     rows = (t["rows"], t["grows"], t["crow"], t["trows"], t["grid"], _final_rows(done))
-    return RunResult(summary, *rows, _labelled(optimized, spec, obj, guard, target).to_toml(), inputs=inputs)
+    toml = _labelled(optimized, spec, obj, guard, target).to_toml()
+    return RunResult(summary, *rows, toml, inputs=inputs, accounting=t["accounting"])
 
 
 def _labelled(optimized, spec: RunSpec, obj, guard, target):
@@ -529,7 +551,8 @@ def _outputs(spec: RunSpec, alloc, uniform, zcdp_opt, optimized, target) -> dict
     """The run's tables and side effects: per query/geolevel, curves, δ grid, published variance."""
     conv = spec.conversion
     rows, grows = _tables(alloc, uniform, zcdp_opt, optimized)
-    crow, trows = _curves(alloc, optimized, target, conv)
+    acc = account(alloc, spec.delta, conv)  # the proxy pair's accounting, once, for the report
+    crow, trows = _curves(acc, optimized)
     grid = delta_grid_rows(alloc, {"baseline": alloc, "uniform": uniform, "optimized": optimized}, conv)
     return {
         "rows": rows,
@@ -540,6 +563,7 @@ def _outputs(spec: RunSpec, alloc, uniform, zcdp_opt, optimized, target) -> dict
         "published": _published_variance_summary(spec, alloc, uniform, optimized),
         "per_geolevel": _geolevel_summary(alloc, uniform, optimized, target.delta, conv),
         "weaker": {label: weaker_points(grid, label) for label in ("uniform", "optimized")},
+        "accounting": acc.as_json(),
     }
 
 
@@ -612,7 +636,7 @@ def _search_summary(spec: RunSpec, search: dict[str, Any]) -> dict[str, Any]:
         "trials_per_minute": search["trials_per_minute"],
         "seed": spec.seed,
         "config_hash": search["config_hash"],
-        "scenario_config": spec.scenario,
+        "scenario_config": spec.scenario_record,
         "tolerances": {
             "final_tol": S.TOL_FINAL,
             "final_rtol": S.RTOL_FINAL,
@@ -885,36 +909,43 @@ def _tables(alloc, uniform, zcdp_opt, optimized) -> tuple[list[dict], list[dict]
     return rows, grows
 
 
-def _curves(alloc, optimized, target, conv: str) -> tuple[list[dict], list[dict]]:
-    """Exact δ(ε) of the proxy pair (baseline, optimized) beside the zCDP claim; trade-off curves."""
-    eps_t = float(target.epsilon_fraction)
-    grid = [f"{eps_t * k / 40:.6f}" for k in CURVE_STEPS]
-    grid = sorted({*grid, target.epsilon}, key=Fraction)
-    pb, po = S.proxy_composition(alloc), S.proxy_composition(optimized)
-    db = pb.delta_curve(grid, tol=CURVE_TOL, rtol=CURVE_RTOL)
-    do = po.delta_curve(grid, tol=CURVE_TOL, rtol=CURVE_RTOL)
+def _curves(acc: Accounting, optimized) -> tuple[list[dict], list[dict]]:
+    """Exact δ(ε) of the proxy pair beside the zCDP claim on the accounting's one ε grid, and the
+    trade-off curves: the baseline's from the accounting (computed once), the optimized allocation's
+    here."""
+    grid = [c["eps"] for c in acc.curves]
+    do = S.proxy_composition(optimized).delta_curve(grid, tol=DELTA_TOL, rtol=DELTA_RTOL)
     crow = [
         {
-            "epsilon": float(Fraction(e)),
-            "epsilon_exact": e,
-            "delta_zcdp_claim": float(S.zcdp_claim_delta(alloc.total_rho, e, conv)),
-            "delta_baseline_exact": float(b.upper),
+            "epsilon": float(to_fraction(c["eps"])),
+            "epsilon_exact": c["eps"],
+            "delta_zcdp_claim": float(c["zcdp_claim_delta"]),
+            "delta_baseline_exact": float(c["baseline_exact_delta_upper"]),
             "delta_optimized_exact": float(o.upper),
         }
-        for e, b, o in zip(grid, db, do)
+        for c, o in zip(acc.curves, do)
     ]
-    trows = []
-    for label, comp in (("baseline", pb), ("optimized", po)):
-        tc = comp.tradeoff_curve(n=TRADEOFF_POINTS)
-        for z, a_, b_ in zip(tc.zeta, tc.alpha, tc.beta):
-            trows.append(
-                {
-                    "curve": label,
-                    "zeta": float(z),
-                    "alpha": float(a_.value),
-                    "beta": float(b_.value),
-                    "alpha_lower": float(a_.lower),
-                    "beta_lower": float(b_.lower),
-                }
-            )
+    trows = [
+        {
+            "curve": "baseline",
+            "zeta": float(r["baseline_zeta"]),
+            "alpha": float(r["baseline_alpha"]),
+            "beta": float(r["baseline_beta"]),
+            "alpha_lower": float(r["baseline_alpha_lower"]),
+            "beta_lower": float(r["baseline_beta_lower"]),
+        }
+        for r in acc.tradeoff
+    ]
+    tc = S.proxy_composition(optimized).tradeoff_curve(n=N_TRADEOFF)
+    for z, a_, b_ in zip(tc.zeta, tc.alpha, tc.beta):
+        trows.append(
+            {
+                "curve": "optimized",
+                "zeta": float(z),
+                "alpha": float(a_.value),
+                "beta": float(b_.value),
+                "alpha_lower": float(a_.lower),
+                "beta_lower": float(b_.lower),
+            }
+        )
     return crow, trows

@@ -30,7 +30,7 @@ numbers printed with fixed significant digits).
 
 from optimizer.formatting import TOLERANCE_MARK, fmt, fmt_bound
 from optimizer.report.build import build_report, check_report_outputs, default_comparison_dir, default_report_dir
-from optimizer.report.comparison import compare_scenarios, write_comparison
+from optimizer.report.comparison import comparison_row, write_comparison
 from optimizer.report.document import release_pair_count
 from optimizer.report.inputs import RunInputs, read_run
 from optimizer.report.render import render_html, render_markdown
@@ -40,7 +40,7 @@ __all__ = [
     "RunInputs",
     "build_report",
     "check_report_outputs",
-    "compare_scenarios",
+    "comparison_row",
     "default_comparison_dir",
     "default_report_dir",
     "fmt",

@@ -11,10 +11,10 @@ from pathlib import Path
 from optimizer.formatting import fmt
 from optimizer.jobs.atomic import atomic_write_bytes, atomic_write_text, check_writable
 from optimizer.jobs.provenance import StaleRunError, check_run_dir, stale_message
-from optimizer.pipeline.accounting import Accounting, Progress, compute_accounting
+from optimizer.pipeline.accounting import Accounting, Progress
 from optimizer.report.document import _sections, _summary
 from optimizer.report.figures import make_figures
-from optimizer.report.inputs import _optimized_allocation, read_run, vet_pairs
+from optimizer.report.inputs import RunInputs, _optimized_allocation, read_run, vet_pairs
 from optimizer.report.provenance_block import inputs_record
 from optimizer.report.render import render_html, render_markdown
 from optimizer.report.tables import curves_table, per_geolevel_table, per_query_table
@@ -72,6 +72,16 @@ def _write_csv(path: Path, rows: list[dict], columns: Sequence[str] | None = Non
     atomic_write_text(path, buf.getvalue())
 
 
+def _stored_accounting(run: RunInputs, run_dir: Path, sc: Scenario) -> Accounting:
+    """The accounting the run stored, for ``sc`` (one-line error when there is none)."""
+    if run.accounting is None:
+        raise ValueError(
+            f"{run_dir}: no accounting.json (no run, or one made before the accounting was stored); "
+            "census-plb report computes it (or pass accounting=compute_accounting(scenario))"
+        )
+    return Accounting.from_json(run.accounting, sc, sc.load_allocation())
+
+
 def build_report(
     scenario,
     run_dir: str | Path | None = None,
@@ -87,7 +97,9 @@ def build_report(
         run_dir: optimizer output directory (default ``runs/<scenario>``); may be missing, then the
             report is accounting-only.
         out_dir: the folder to write (default :func:`default_report_dir`, ``runs/<scenario>/report``).
-        accounting: precomputed :func:`compute_accounting` result (else computed).
+        accounting: the accounting to present (:func:`optimizer.pipeline.accounting.compute_accounting`);
+            default: the one the run stored (``accounting.json``).  The report computes none: a
+            report without a run (or of a run without it) needs it given.
         progress: callback for one-line progress messages.
 
     Returns:
@@ -102,7 +114,7 @@ def build_report(
         problems = check_run_dir(run_dir, run.optimize, sc)
         if problems:  # never show results made for other inputs, by other code, or edited
             raise StaleRunError(stale_message(run_dir, sc, problems))
-    acc = accounting if accounting is not None else compute_accounting(sc, progress=progress)
+    acc = accounting if accounting is not None else _stored_accounting(run, run_dir, sc)
     vet_pairs(run, {"the baseline allocation": acc.allocation, "the optimized allocation": _optimized_allocation(run)})
     progress(
         f"[{sc.name}] writing report to {out}/"

@@ -5,18 +5,16 @@ from __future__ import annotations
 import csv as _csv
 import json
 import re
-from collections.abc import Iterable
 from pathlib import Path
 
 from optimizer.formatting import TOLERANCE_MARK, fmt, fmt_bound, pct
 from optimizer.jobs.atomic import atomic_write_text, check_writable
 from optimizer.jobs.provenance import check_run_dir, stale_message
-from optimizer.pipeline.accounting import Progress, _quiet, compute_accounting
+from optimizer.pipeline.accounting import Accounting, Progress, _quiet
 from optimizer.report.build import PUBLISHED_ROOT, _write_csv, default_comparison_dir
 from optimizer.report.document import _summary
 from optimizer.report.inputs import RunInputs, _sha256, read_run
 from optimizer.report.provenance_block import _allocation_file
-from optimizer.scenario import list_scenarios, load_scenario
 
 COMPARISON_COLUMNS = (
     "scenario",
@@ -52,32 +50,32 @@ PUBLISHED_FIELDS = (
 )
 
 
-def compare_scenarios(
-    names: Iterable[str] | None = None, runs_root: str | Path = "runs", *, progress: Progress = _quiet
-) -> list[dict]:
-    """One row per scenario: total ρ, claimed ε, δ target, exact ε at δ and δ at ε (proxy pair),
-    uniform variance drop, optimized drop (when ``<runs_root>/<scenario>/optimize.json`` exists)."""
-    rows = []
-    for name in list(names) if names is not None else list_scenarios():
-        sc = load_scenario(name)
-        acc = compute_accounting(sc, curves=False, progress=progress)
-        run = read_run(Path(runs_root) / sc.name)
-        if run.optimize is not None and run.directory is not None:  # (read_run always sets directory)
-            problems = check_run_dir(run.directory, run.optimize, sc)
-            if problems:  # not for these inputs: left out, like a missing run
-                progress(f"ignoring it: {stale_message(run.directory, sc, problems)}")
-                run = RunInputs(run.directory)
-        s = _summary(acc, run)
-        row = {k: s.get(k, "") for k in COMPARISON_COLUMNS}
-        if run.optimize is not None:
-            row["optimized_source"] = "local run"
-        else:
-            published = _published_row(sc, s)
-            if published:
-                row.update(published)
-                row["optimized_source"] = f"published report ({PUBLISHED_ROOT.as_posix()}/{sc.name}/)"
-        rows.append(row)
-    return rows
+def fresh_run(sc, runs_root: str | Path = "runs", progress: Progress = _quiet) -> RunInputs:
+    """The run of ``sc`` under ``runs_root`` when it was made for these inputs by this code; else an
+    empty :class:`RunInputs` (a stale run is left out like a missing one, and ``progress`` says why)."""
+    run = read_run(Path(runs_root) / sc.name)
+    if run.optimize is not None and run.directory is not None:  # (read_run always sets directory)
+        problems = check_run_dir(run.directory, run.optimize, sc)
+        if problems:  # not for these inputs: left out, like a missing run
+            progress(f"ignoring it: {stale_message(run.directory, sc, problems)}")
+            return RunInputs(run.directory)
+    return run
+
+
+def comparison_row(sc, acc: Accounting, run: RunInputs) -> dict:
+    """One scenario's row: total ρ, claimed ε, δ target, exact ε at δ and δ at ε (proxy pair, from
+    ``acc``), uniform variance drop, and the optimizer's results from ``run`` (else from the
+    published report made for the same inputs, :func:`_published_row`)."""
+    s = _summary(acc, run)
+    row = {k: s.get(k, "") for k in COMPARISON_COLUMNS}
+    if run.optimize is not None:
+        row["optimized_source"] = "local run"
+    else:
+        published = _published_row(sc, s)
+        if published:
+            row.update(published)
+            row["optimized_source"] = f"published report ({PUBLISHED_ROOT.as_posix()}/{sc.name}/)"
+    return row
 
 
 def _published_row(sc, s: dict) -> dict[str, str]:

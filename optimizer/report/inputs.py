@@ -59,6 +59,8 @@ class RunInputs:
     #: the run's side-effects table (optimizer.pipeline.side_effects) and final confirmation, one row per pair
     delta_grid: list[dict] | None = None
     confirm_pairs: list[dict] | None = None
+    #: the run's accounting (:meth:`optimizer.pipeline.accounting.Accounting.as_json`), when stored
+    accounting: dict | None = None
     hashes: dict[str, str] = field(default_factory=dict)
 
 
@@ -97,6 +99,7 @@ def read_run(run_dir: str | Path | None) -> RunInputs:
         run.hashes["optimize.json (timings excluded)"] = _result_hash(stored.summary)
         run.delta_grid = stored.delta_grid or None
         run.confirm_pairs = stored.confirm_pairs or None
+        run.accounting = stored.accounting
     for name, attr in (("per_query.csv", "per_query"), ("curves.csv", "curves"), ("tradeoff.csv", "tradeoff")):
         p = d / name
         if p.is_file():

@@ -56,7 +56,6 @@ from optimizer.search.convex import SHAPE_DENOMINATOR, SolverWarning, zcdp_optim
 from optimizer.search.proxy import certified_ok, mpf_to_fraction, proxy_composition, proxy_delta
 from optimizer.search.study import SearchResult, StudyLockedError, config_hash, reallocate, resolve_storage, study_lock
 from optimizer.search.target import (
-    CONVERSIONS,
     EPS_DIGITS,
     RTOL_FINAL,
     RTOL_SEARCH,
@@ -70,7 +69,6 @@ from optimizer.search.variance import equal_weights, objective, variance_drop_pe
 from optimizer.search.watch import WATCH_PATHS, keep_watched, screen_diagonal
 
 __all__ = [
-    "CONVERSIONS",
     "C_MAX_DENOMINATOR",
     "C_STEP",
     "EPS_DIGITS",

@@ -12,13 +12,9 @@ from typing import Any
 import mpmath
 
 from accountant import zcdp
-from accountant import zcdp as _zcdp
 from accountant.exact import to_fraction
 from accountant.tolerance import DELTA, SEARCH
 from optimizer.census.allocation import Allocation
-
-#: the conversions' names (accountant.zcdp.CONVERSIONS is the registry)
-CONVERSIONS = tuple(_zcdp.CONVERSIONS)
 
 #: Certified δ tolerances used for the final (reported, compared-to-target) evaluations.
 TOL_FINAL, RTOL_FINAL = DELTA.absolute, DELTA.relative
@@ -50,8 +46,8 @@ class Target:
     def __post_init__(self):
         object.__setattr__(self, "epsilon", _decimal_string(self.epsilon, "epsilon"))
         object.__setattr__(self, "delta", _decimal_string(self.delta, "delta", exact=True))
-        if self.conversion not in CONVERSIONS:
-            raise ValueError(f"Target: conversion must be one of {CONVERSIONS}, got {self.conversion!r}")
+        if self.conversion not in zcdp.CONVERSIONS:
+            raise ValueError(f"Target: conversion must be one of {tuple(zcdp.CONVERSIONS)}, got {self.conversion!r}")
         if not self.epsilon_fraction > 0:
             raise ValueError(f"Target: epsilon must be > 0, got {self.epsilon}")
         if not 0 < self.delta_fraction < 1:
@@ -105,8 +101,10 @@ def target_from_allocation(alloc: Allocation, delta: Any = "1e-10", conversion: 
     >>> target_from_allocation(load_builtin("dhc-persons")).epsilon[:20]
     '26.34058885272232435'
     """
-    if conversion not in CONVERSIONS:
-        raise ValueError(f"target_from_allocation: conversion must be one of {CONVERSIONS}, got {conversion!r}")
+    if conversion not in zcdp.CONVERSIONS:
+        raise ValueError(
+            f"target_from_allocation: conversion must be one of {tuple(zcdp.CONVERSIONS)}, got {conversion!r}"
+        )
     d = _decimal_string(delta, "delta", exact=True)
     return Target(zcdp.get_conversion(conversion).epsilon(alloc.total_rho, d), d, conversion)
 

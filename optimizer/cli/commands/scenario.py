@@ -77,7 +77,8 @@ def run(args) -> int:
         print(report_scenario(req, _progress(args.quiet)))
         return 0
     from optimizer.jobs.atomic import check_writable
-    from optimizer.report import compare_scenarios, default_comparison_dir, write_comparison
+    from optimizer.pipeline.run import compare_scenarios
+    from optimizer.report import default_comparison_dir, write_comparison
 
     if args.out and args.publish:
         raise ValueError(
