@@ -62,10 +62,10 @@ def toy(tmp_path_factory):
         )
     )  # sealed like census-plb optimize does
     rows = [
-        ("US", "total", "1/10"),
-        ("US", "age * sex", "1/5"),
-        ("Block", "total", "3/10"),
-        ("Block", "age * sex", "2/5"),
+        ("US", "total", "1/1000"),
+        ("US", "age * sex", "1/500"),
+        ("Block", "total", "3/1000"),
+        ("Block", "age * sex", "1/250"),
     ]
     with open(run / "per_query.csv", "w", newline="") as fh:
         w = csv.writer(fh)
@@ -302,7 +302,7 @@ def test_pairs_file_without_summary_or_for_other_allocation_is_not_shown(toy, tm
     (run / "profile.json").unlink()
     assert read_run(run).pairs is None
     assert "profile.json (its summary" in read_run(run).pairs_ignored[0]
-    other = Allocation.from_toml(ALLOC.replace('"3/10"', '"3/11"'))
+    other = Allocation.from_toml(ALLOC.replace('"3/1000"', '"3/1100"'))
     for f in run.glob("profile*"):
         f.unlink()
     write_toy_pairs(run, other, stem="other")

@@ -88,7 +88,7 @@ def test_force_recomputes_for_the_new_inputs(work, capsys):
 
 
 def test_report_refuses_after_allocation_edit(work, capsys):
-    (work / "alloc.toml").write_text(ALLOC.replace('total = "3/10"', 'total = "7/20"'))
+    (work / "alloc.toml").write_text(ALLOC.replace('total = "3/1000"', 'total = "7/2000"'))
     capsys.readouterr()
     assert _report(work / "toy.toml", work / "run", work / "out") == 2
     assert "allocation.sha256: run has" in capsys.readouterr().err

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import math
 
+import mpmath
+
 from optimizer.formatting import fmt, fmt_bound, to_float, to_mpf
 from optimizer.pipeline.accounting import Accounting, _claim_delta
 from optimizer.report.inputs import RunInputs, _cell
@@ -116,21 +118,21 @@ def _heatmap_rows(run: RunInputs) -> tuple[list[dict], str] | None:
     return None
 
 
-def _promised_delta(acc: Accounting, run: RunInputs, eps_key: str) -> tuple[float, str]:
+def _promised_delta(acc: Accounting, run: RunInputs, eps_key: str) -> tuple[mpmath.mpf, str]:
     """The promised δ at the heat map's ε and where it comes from: the target δ at the promised ε;
     for a curve target, the δ of the curve point at that ε; at any other ε, the zCDP claim δ(ε) of
     the baseline ρ under the scenario's conversion (the curve the promise is a point of)."""
     e = to_float(eps_key)
     if e is not None and math.isclose(e, float(acc.eps_claim), rel_tol=1e-12):
-        return float(acc.delta_target), f"the promised δ = {acc.scenario.target_delta_text}"
+        return to_mpf(acc.delta_target), f"the promised δ = {acc.scenario.target_delta_text}"
     target = (run.optimize or {}).get("target") or {}
     for pt in target.get("points") or []:
         pe = to_float(str(pt.get("epsilon", "")))
         if e is not None and pe is not None and math.isclose(e, pe, rel_tol=1e-12):
-            return float(to_mpf(pt["delta"])), f"the curve point's promised δ = {pt['delta']}"
+            return to_mpf(pt["delta"]), f"the curve point's promised δ = {pt['delta']}"
 
     d = _claim_delta(acc.total_rho, to_mpf(eps_key), acc.scenario.conversion)
-    return float(d), f"the baseline's zCDP claim δ(ε) = {fmt(d, 4)}"
+    return d, f"the baseline's zCDP claim δ(ε) = {fmt(d, 4)}"
 
 
 def _pair_matrix(
@@ -148,7 +150,7 @@ def _pair_matrix(
     target = float(eps_claim)
     key = min(by_eps, key=lambda e: (abs((to_float(e) or 0.0) - target), e))
     rows = by_eps[key]
-    promised, how = _promised_delta(acc, run, key) if acc is not None else (1.0, "no promise given")
+    promised, how = _promised_delta(acc, run, key) if acc is not None else (mpmath.mpf(1), "no promise given")
     n = max(max(int(r["pair_i"]), int(r["pair_j"])) for r in rows)
     m = [[math.nan] * n for _ in range(n)]
     for r in rows:
@@ -156,5 +158,11 @@ def _pair_matrix(
         if v is None or v <= 0:
             continue
         i, j = int(r["pair_i"]) - 1, int(r["pair_j"]) - 1
-        m[i][j] = m[j][i] = v / promised
-    return m, key, len(rows), promised, how
+        # in mpf: a promised δ far in the tail (the claim at an ε well above the promise) is below
+        # the float range; the ratio is then capped at RATIO_CAP (far above 1 either way)
+        m[i][j] = m[j][i] = min(float(to_mpf(v) / promised), RATIO_CAP)
+    return m, key, len(rows), float(promised), how
+
+
+#: the largest δ / promised-δ ratio the heat map shows (beyond it: "above the promise" by any measure)
+RATIO_CAP = 1e100

@@ -226,8 +226,10 @@ def test_calibrated_published_variance_optimum_keeps_guard_and_promise():
     from optimizer.search import target_from_allocation, uniform_rescale
     from optimizer.search.guarded import calibrated_optimum
 
+    # Census-like noise (σ² of 250 … 1000), where each δ takes milliseconds; at σ² of 2.5 … 10 the
+    # optimum's fine lattice costs 6–11 s per δ (100 s for this test; an accountant cost, issue 17)
     toy = Allocation.from_mapping(
-        {"US": {"total": "1/10", "age * sex": "1/5"}, "Block": {"total": "3/10", "age * sex": "2/5"}},
+        {"US": {"total": "1/1000", "age * sex": "1/500"}, "Block": {"total": "3/1000", "age * sex": "1/250"}},
         run_type=None,
     )
     target = target_from_allocation(toy, "1e-10")
