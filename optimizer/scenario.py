@@ -19,6 +19,9 @@ A scenario is a small TOML file (the built-in ones in ``scenarios/``) (numbers t
                                        # default) or "curve" (that ε(δ) at every δ of curve_deltas)
     curve_deltas = ["1e-1", "1e-15"]   # optional, with target = "curve": the δ grid (exact strings;
                                        # default 1e-1, 1e-2, …, 1e-15)
+    neighbour_model = "census"         # optional: "census" (σ² = 1/ρ, a replaced record shifts each query
+                                       # twice) or "su2024" (σ² = 1/(2ρ), one shift: arXiv 2410.09296) in
+                                       # the per-geolevel view (optimizer.census.geolevels)
 
     [weights]                          # optional; exact fraction strings > 0, default weight 1
     geolevel = { Block = "10" }        # geolevel name -> weight
@@ -87,7 +90,10 @@ _TOP_KEYS = (
     "curve_deltas",
     "weights",
     "fan_outs",
+    "neighbour_model",
 )
+#: neighbour models a scenario may name (:data:`optimizer.census.geolevels.NEIGHBOUR_MODELS`)
+NEIGHBOUR_MODEL_NAMES = ("census", "su2024")
 _FAN_OUT_KEYS = ("source", "assumptions", "counts")
 _REQUIRED = ("name", "allocation", "conversion", "target_delta", "trials", "seed")
 _WEIGHT_KEYS = ("geolevel", "query")
@@ -130,6 +136,9 @@ class Scenario:
         target_kind: ``"point"`` (the promise at ``target_delta``) or ``"curve"`` (the promise at
             every δ of ``curve_deltas``, :mod:`optimizer.search.curve_target`).
         curve_deltas: the curve's δ grid as written (empty for a point target).
+        neighbour_model: how one record's change moves each query's noise in the per-geolevel view
+            (:mod:`optimizer.census.geolevels`): ``"census"`` (σ² = 1/ρ, two unit shifts per query: a
+            replaced record) or ``"su2024"`` (σ² = 1/(2ρ), one shift: the earlier paper's model).
         source: the file it was read from (``"<text>"`` for text).
         sha256: hash of the file's bytes (provenance).
     """
@@ -150,6 +159,7 @@ class Scenario:
     fan_outs: Any = None
     target_kind: str = "point"
     curve_deltas: tuple[str, ...] = ()
+    neighbour_model: str = "census"
     source: str = field(default="<text>", compare=False)
     sha256: str = field(default="", compare=False)
 
@@ -227,6 +237,8 @@ class Scenario:
         if self.target_kind != "point":  # likewise
             out["target"] = self.target_kind
             out["curve_deltas"] = list(self.curve_deltas)
+        if self.neighbour_model != "census":  # likewise
+            out["neighbour_model"] = self.neighbour_model
         return out
 
 
@@ -418,6 +430,7 @@ def parse_scenario(text: str, source: str = "<text>", *, expect_name: str | None
         fan_outs=_parse_fan_outs(doc, lines, source) if "fan_outs" in doc else None,
         target_kind=target_kind,
         curve_deltas=curve_deltas,
+        neighbour_model=_parse_neighbour_model(doc, lines, source),
         source=source,
         sha256=hashlib.sha256(text.encode()).hexdigest(),
     )
@@ -425,6 +438,19 @@ def parse_scenario(text: str, source: str = "<text>", *, expect_name: str | None
 
 #: the kinds of promise a scenario can ask for
 TARGET_KINDS = ("point", "curve")
+
+
+def _parse_neighbour_model(doc: dict, lines: list[str], source: str) -> str:
+    """``neighbour_model`` (default ``"census"``), one of :data:`NEIGHBOUR_MODEL_NAMES`."""
+    model = doc.get("neighbour_model", "census")
+    if model not in NEIGHBOUR_MODEL_NAMES:
+        raise ScenarioError(
+            source,
+            _line_of(lines, "neighbour_model"),
+            "neighbour_model",
+            f"unknown neighbour model {model!r}; expected one of {', '.join(NEIGHBOUR_MODEL_NAMES)}",
+        )
+    return model
 
 
 def _parse_target(doc: dict, lines: list[str], source: str) -> tuple[str, tuple[str, ...]]:

@@ -561,7 +561,7 @@ def _outputs(spec: RunSpec, alloc, uniform, zcdp_opt, optimized, target) -> dict
         "trows": trows,
         "grid": grid,
         "published": _published_variance_summary(spec, alloc, uniform, optimized),
-        "per_geolevel": _geolevel_summary(alloc, uniform, optimized, target.delta, conv),
+        "per_geolevel": _geolevel_summary(alloc, uniform, optimized, target.delta, conv, spec.scenario.neighbour_model),
         "weaker": {label: weaker_points(grid, label) for label in ("uniform", "optimized")},
         "accounting": acc.as_json(),
     }
@@ -724,14 +724,14 @@ def _point_rows(conf) -> list[dict[str, Any]]:
     return rows
 
 
-def _geolevel_summary(alloc, uniform, optimized, delta: str, conv: str) -> dict[str, Any]:
-    """Each geolevel as its own mechanism (:mod:`optimizer.census.geolevels`, the Census neighbour model):
+def _geolevel_summary(alloc, uniform, optimized, delta: str, conv: str, model: str = "census") -> dict[str, Any]:
+    """Each geolevel as its own mechanism (:mod:`optimizer.census.geolevels`, the scenario's neighbour model):
     the baseline's promised and exact ε per geolevel, and whether the uniform rescale and the
     optimized allocation keep every geolevel's own promise."""
-    out: dict[str, Any] = {"model": "census", "delta": delta, "conversion": conv}
-    out["baseline"] = [r.as_dict() for r in geolevel_view(alloc, delta, conv)]
+    out: dict[str, Any] = {"model": model, "delta": delta, "conversion": conv}
+    out["baseline"] = [r.as_dict() for r in geolevel_view(alloc, delta, conv, model)]
     for label, a in (("uniform", uniform), ("optimized", optimized)):
-        out[label] = [r.as_dict() for r in geolevel_promises(alloc, a, delta, conv)]
+        out[label] = [r.as_dict() for r in geolevel_promises(alloc, a, delta, conv, model)]
         out[f"{label}_broken"] = [r["geolevel"] for r in out[label] if not r["kept"]]
     return out
 

@@ -269,9 +269,15 @@ def _geolevel_section(run: RunInputs) -> dict | None:
         ]
         for r in gl["baseline"]
     ]
+    model = (
+        "its queries, each changed twice by a replaced record, the Census neighbour model"
+        if gl.get("model", "census") == "census"
+        else "its queries at σ² = 1/(2ρ), each changed once: the neighbour model of arXiv 2410.09296, "
+        "set by the scenario"
+    )
     paras = [
-        "Each geolevel taken as its own mechanism (its queries, each changed twice by a replaced record, the "
-        f"Census neighbour model), with its own promise: the {conv} conversion of that geolevel's ρ at "
+        f"Each geolevel taken as its own mechanism ({model}), with its own promise: the {conv} conversion of "
+        "that geolevel's ρ at "
         f"δ = {gl['delta']}. Unused budget is 1 − exact ε / promised ε; the drop is the share of that geolevel's "
         "noise variance that can go while its own promise holds (arXiv 2410.09296 reports 15.08 %–24.82 % for its "
         "inputs). The last two columns give the exact ε of that geolevel under the uniform rescale and the "

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from optimizer.census.geolevels import geolevel_view
-from optimizer.scenario import load_scenario
+from optimizer.scenario import ScenarioError, load_scenario, parse_scenario
 
 DATA = Path(__file__).resolve().parents[2] / "optimizer" / "data" / "su2024_fig2_epsilon_per_geolevel.csv"
 
@@ -108,3 +108,43 @@ def test_geolevel_promises_of_the_baseline_itself_and_of_a_shifted_budget():
     res = {r.geolevel: r for r in geolevel_promises(base, shifted)}
     assert not res["Block"].kept and all(r.kept for g, r in res.items() if g != "Block")
     assert res["US"].epsilon_exact_new == same[0].epsilon_exact_new
+
+
+def test_the_scenario_names_its_neighbour_model_so_figure2_needs_no_flag():
+    """Issue 34 item 2 / must-show 2: ``census-plb geolevels --scenario su2024-per-geolevel --json``
+    reproduces Figure 2 (ε to 12 digits, 15.08 % … 24.82 %) with no ``--model``: the scenario file
+    sets ``neighbour_model = "su2024"``."""
+    out = subprocess.run(
+        [sys.executable, "-m", "optimizer.cli", "geolevels", "--scenario", "su2024-per-geolevel", "--json"],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=Path(__file__).resolve().parents[2],
+    ).stdout
+    doc = json.loads(out)
+    assert (doc["neighbour_model"], doc["neighbour_model_from"]) == ("su2024", "the scenario")
+    rows = {g["geolevel"]: g for g in doc["geolevels"]}
+    with open(DATA, encoding="utf-8") as fh:
+        ref = list(csv.DictReader(fh))
+    for r in ref:
+        assert _agree(rows[r["geolevel"]]["epsilon_exact"], r["epsilon_exact_fdp"], 12), r["geolevel"]
+        assert _agree(rows[r["geolevel"]]["epsilon_promised"], r["epsilon_bureau"], 12), r["geolevel"]
+    drops = sorted(g["variance_drop_percent"] for g in doc["geolevels"])
+    assert (f"{drops[0]:.2f}", f"{drops[-1]:.2f}") == ("15.08", "24.82")
+
+
+def test_a_scenario_without_the_key_keeps_the_census_model_and_a_wrong_one_is_refused():
+    assert parse_scenario(SCEN).neighbour_model == "census"
+    assert "neighbour_model" not in parse_scenario(SCEN).as_dict()  # existing run hashes unchanged
+    assert parse_scenario(SCEN + 'neighbour_model = "su2024"\n').as_dict()["neighbour_model"] == "su2024"
+    with pytest.raises(ScenarioError, match=r"line 7, key 'neighbour_model': unknown neighbour model 'addrem'"):
+        parse_scenario(SCEN + 'neighbour_model = "addrem"\n')
+
+
+SCEN = """name = "s"
+allocation = "dhc-persons"
+conversion = "bun-steinke"
+target_delta = "1e-10"
+trials = 1
+seed = 0
+"""

@@ -5,7 +5,7 @@ record); see optimizer/census/geolevels.py for the neighbour models.
 
 examples:
   census-plb geolevels --scenario dhc-persons
-  census-plb geolevels --scenario su2024-per-geolevel --model su2024     # arXiv 2410.09296 Figure 2
+  census-plb geolevels --scenario su2024-per-geolevel     # arXiv 2410.09296 Figure 2 (its model: su2024)
   census-plb geolevels --allocation dhc-units --conversion cks --delta 1e-12 --json
 """
 
@@ -26,9 +26,10 @@ def configure(p) -> None:
     p.add_argument("--conversion", default=None, choices=tuple(zcdp.CONVERSIONS), help="zCDP → (ε, δ) conversion")
     p.add_argument(
         "--model",
-        default="census",
+        default=None,
         choices=("census", "su2024"),
-        help="neighbour model: census (σ² = 1/ρ, two shifts per query) or su2024 (σ² = 1/(2ρ), one shift)",
+        help="neighbour model: census (σ² = 1/ρ, two shifts per query) or su2024 (σ² = 1/(2ρ), one shift); "
+        "default: the scenario's neighbour_model, else census",
     )
     p.add_argument("--json", action="store_true", help="print JSON")
 
@@ -54,12 +55,15 @@ def run(args) -> int:
         delta=args.delta,
         delta_source="--delta" if args.delta else None,
     )
-    rows = geolevel_view(spec.allocation, spec.delta, spec.conversion, args.model)
+    model = args.model or spec.scenario.neighbour_model
+    model_from = "--model" if args.model else ("the scenario" if spec.recorded else "the default")
+    rows = geolevel_view(spec.allocation, spec.delta, spec.conversion, model)
     head = {
         "allocation": spec.allocation.name,
         "conversion": spec.conversion,
         "delta": spec.delta,
-        "neighbour_model": args.model,
+        "neighbour_model": model,
+        "neighbour_model_from": model_from,
         "note": "each geolevel accounted alone (its queries on one geounit); epsilon_exact is certified "
         "(δ(ε) ≤ δ, rounded up); variance_drop_percent keeps that geolevel's own promised (ε, δ)",
     }
@@ -67,7 +71,7 @@ def run(args) -> int:
         print(json.dumps({**head, "geolevels": [r.as_dict() for r in rows]}, indent=1, ensure_ascii=False))
         return 0
     print(
-        f"{head['allocation']}: {spec.conversion} at δ = {spec.delta}, neighbour model {args.model} "
+        f"{head['allocation']}: {spec.conversion} at δ = {spec.delta}, neighbour model {model} ({model_from}) "
         "(each geolevel alone)"
     )
     print(f"{'geolevel':20s} {'ρ':>10s} {'ε promised':>20s} {'ε exact (safe)':>20s} {'unused':>8s} {'var drop':>9s}")
