@@ -13,3 +13,13 @@ queries = { total = "1/1000", "age * sex" = "1/500" }
 name = "Block"
 queries = { total = "3/1000", "age * sex" = "1/250" }
 """
+
+#: a scenario of the toy allocation (written beside it as ``alloc.toml``)
+TOY_SCENARIO = """name = "toy"
+description = "synthetic test scenario"
+allocation = "alloc.toml"
+conversion = "bun-steinke"
+target_delta = "1e-10"
+trials = 2
+seed = 7
+"""

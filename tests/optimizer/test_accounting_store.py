@@ -17,24 +17,16 @@ from optimizer.pipeline.result import RunResult
 from optimizer.pipeline.stages import _curves
 from optimizer.scenario import load_scenario
 from optimizer.search import target_from_allocation
-from tests.toy_scenario import TOY_ALLOC
+from tests.toy_scenario import TOY_ALLOC, TOY_SCENARIO
 
 ROOT = Path(__file__).resolve().parents[2]
-SCENARIO = """name = "toy"
-description = "synthetic test scenario"
-allocation = "alloc.toml"
-conversion = "bun-steinke"
-target_delta = "1e-10"
-trials = 2
-seed = 7
-"""
 
 
 @pytest.fixture(scope="module")
 def toy_accounting(tmp_path_factory):
     d = tmp_path_factory.mktemp("acc")
     (d / "alloc.toml").write_text(TOY_ALLOC)
-    (d / "toy.toml").write_text(SCENARIO)
+    (d / "toy.toml").write_text(TOY_SCENARIO)
     sc = load_scenario(d / "toy.toml")
     return sc, compute_accounting(sc)
 

@@ -67,25 +67,15 @@ def test_census_model_per_geolevel_both_conversions():
         assert abs(Decimal(a.epsilon_exact) - Decimal(b.epsilon_exact)) < Decimal("1e-15") * Decimal(a.epsilon_exact)
 
 
+def _geolevels_json(*args: str) -> dict:
+    """``census-plb geolevels --scenario su2024-per-geolevel <args> --json``, parsed."""
+    cmd = [sys.executable, "-m", "optimizer.cli", "geolevels", "--scenario", "su2024-per-geolevel", *args, "--json"]
+    cwd = Path(__file__).resolve().parents[2]
+    return json.loads(subprocess.run(cmd, capture_output=True, text=True, check=True, cwd=cwd).stdout)
+
+
 def test_geolevels_cli_json():
-    out = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "optimizer.cli.main",
-            "geolevels",
-            "--scenario",
-            "su2024-per-geolevel",
-            "--model",
-            "su2024",
-            "--json",
-        ],
-        capture_output=True,
-        text=True,
-        check=True,
-        cwd=Path(__file__).resolve().parents[2],
-    ).stdout
-    doc = json.loads(out)
+    doc = _geolevels_json("--model", "su2024")
     keys = {"geolevel", "epsilon_promised", "epsilon_exact", "unused_budget_percent", "variance_drop_percent"}
     assert len(doc["geolevels"]) == 8 and all(keys <= set(g) for g in doc["geolevels"])
     assert all(len(g["epsilon_exact"].replace(".", "").lstrip("0")) >= 16 for g in doc["geolevels"])
@@ -114,14 +104,7 @@ def test_the_scenario_names_its_neighbour_model_so_figure2_needs_no_flag():
     """Issue 34 item 2 / must-show 2: ``census-plb geolevels --scenario su2024-per-geolevel --json``
     reproduces Figure 2 (ε to 12 digits, 15.08 % … 24.82 %) with no ``--model``: the scenario file
     sets ``neighbour_model = "su2024"``."""
-    out = subprocess.run(
-        [sys.executable, "-m", "optimizer.cli", "geolevels", "--scenario", "su2024-per-geolevel", "--json"],
-        capture_output=True,
-        text=True,
-        check=True,
-        cwd=Path(__file__).resolve().parents[2],
-    ).stdout
-    doc = json.loads(out)
+    doc = _geolevels_json()
     assert (doc["neighbour_model"], doc["neighbour_model_from"]) == ("su2024", "the scenario")
     rows = {g["geolevel"]: g for g in doc["geolevels"]}
     with open(DATA, encoding="utf-8") as fh:
@@ -134,17 +117,10 @@ def test_the_scenario_names_its_neighbour_model_so_figure2_needs_no_flag():
 
 
 def test_a_scenario_without_the_key_keeps_the_census_model_and_a_wrong_one_is_refused():
-    assert parse_scenario(SCEN).neighbour_model == "census"
-    assert "neighbour_model" not in parse_scenario(SCEN).as_dict()  # existing run hashes unchanged
-    assert parse_scenario(SCEN + 'neighbour_model = "su2024"\n').as_dict()["neighbour_model"] == "su2024"
-    with pytest.raises(ScenarioError, match=r"line 7, key 'neighbour_model': unknown neighbour model 'addrem'"):
-        parse_scenario(SCEN + 'neighbour_model = "addrem"\n')
-
-
-SCEN = """name = "s"
-allocation = "dhc-persons"
-conversion = "bun-steinke"
-target_delta = "1e-10"
-trials = 1
-seed = 0
-"""
+    text = (DATA.parents[2] / "scenarios" / "su2024-per-geolevel.toml").read_text(encoding="utf-8")
+    census = parse_scenario(text.replace('neighbour_model = "su2024"\n', ""))
+    assert census.neighbour_model == "census"
+    assert "neighbour_model" not in census.as_dict()  # scenarios without the key keep their run hashes
+    assert parse_scenario(text).as_dict()["neighbour_model"] == "su2024"
+    with pytest.raises(ScenarioError, match=r"key 'neighbour_model': unknown neighbour model 'addrem'"):
+        parse_scenario(text.replace('"su2024"\n', '"addrem"\n'))
