@@ -40,7 +40,7 @@ import pandas as pd
 
 from accountant import Composition, DiscreteGaussian
 from bench import baseline as B
-from optimizer.jobs.atomic import atomic_write_text
+from optimizer.atomic import atomic_write_text
 
 ROOT = Path(__file__).resolve().parent.parent
 ALLOCATION_CSV = ROOT / "optimizer" / "data" / "census2020" / "dhc_persons_allocation.csv"

@@ -22,7 +22,7 @@ from pathlib import Path
 import mpmath
 
 from accountant import Composition, DiscreteGaussian, gdp
-from optimizer.jobs.atomic import atomic_write_text
+from optimizer.atomic import atomic_write_text
 
 
 def family(kind: str, m: int) -> Composition:

@@ -51,9 +51,9 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
+from optimizer.atomic import atomic_write_text
 from optimizer.census.allocation import Allocation, load_builtin
 from optimizer.census.pairs import pair_composition
-from optimizer.jobs.atomic import atomic_write_text
 from optimizer.jobs.confirm import paths_of
 from optimizer.search.study import _apply
 

@@ -36,7 +36,7 @@ from pathlib import Path
 
 from accountant import Composition, DiscreteGaussian
 from accountant.engine import EngineConfig
-from optimizer.jobs.atomic import atomic_write_text
+from optimizer.atomic import atomic_write_text
 
 #: the issue's goal per call, seconds.
 GOAL_S = 2.0

@@ -25,8 +25,8 @@ from fractions import Fraction
 from pathlib import Path
 
 from optimizer import search as S
+from optimizer.atomic import atomic_write_text
 from optimizer.census.allocation import Allocation, load_builtin
-from optimizer.jobs.atomic import atomic_write_text
 
 
 def _time_allocation_load(n_rows: int = 100_000) -> float:

@@ -41,7 +41,7 @@ from pathlib import Path
 
 import mpmath
 
-from optimizer.jobs.atomic import atomic_write_text
+from optimizer.atomic import atomic_write_text
 from optimizer.jobs.profile import _EXACT_CSV, DEFAULT_DELTA_ZCDP, release_profile
 
 ROOT = Path(__file__).resolve().parent.parent

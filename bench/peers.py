@@ -58,7 +58,7 @@ import pandas as pd
 
 from accountant import Composition, DiscreteGaussian
 from bench.accountant import DEFAULT_OUT, fmt_s, format_table, main_pair, markdown_table
-from optimizer.jobs.atomic import atomic_write_text
+from optimizer.atomic import atomic_write_text
 
 DELTA_TARGETS = ("1e-3", "1e-6", "1e-10", "1e-20")
 EPS_DELTA = "1e-10"

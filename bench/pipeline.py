@@ -31,7 +31,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from optimizer.jobs.atomic import atomic_write_text
+from optimizer.atomic import atomic_write_text
 from optimizer.pipeline import stages as PL
 
 COLUMNS = ["flow", "stage", "seconds", "sweeps", "pair_jobs", "pair_jobs_not_exact"]

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-import optimizer.jobs.atomic as atomic
+import optimizer.atomic as atomic
+from optimizer.atomic import UnsafeOutputError, atomic_write_bytes, atomic_write_json, atomic_write_text
 from optimizer.cli.main import main
-from optimizer.jobs.atomic import UnsafeOutputError, atomic_write_bytes, atomic_write_json, atomic_write_text
 from optimizer.pipeline.accounting import compute_accounting
 from optimizer.report import build_report, default_comparison_dir, default_report_dir, write_comparison
 from optimizer.scenario import load_scenario

@@ -50,7 +50,7 @@ from typing import NamedTuple
 
 from accountant.composition import SIGMA2_MAX, SIGMA2_MIN
 from accountant.exact import to_fraction
-from optimizer.jobs.atomic import atomic_write_text
+from optimizer.atomic import atomic_write_text
 from optimizer.located import LocatedError, toml_key_line
 
 __all__ = [

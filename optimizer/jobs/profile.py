@@ -46,12 +46,12 @@ import mpmath
 from accountant import Certified, Composition, DiscreteGaussian, zcdp
 from accountant.decimals import decimal_ratio, decimal_string, exact_fraction, format_error_up, mid_decimal, outward
 from accountant.tolerance import DELTA, TRADEOFF
+from optimizer.atomic import atomic_write_text
 from optimizer.census.allocation import Allocation, load_builtin
 from optimizer.census.pairs import MAIN_PAIR, Path, lower_convex_envelope_decimal, paths_from_allocation, worst_case
 from optimizer.census.pairs import pairs as all_pairs
 from optimizer.census.spine import DHC_GEOLEVELS, Pattern, patterns_for
 from optimizer.jobs import confirm, runner  # through the modules: settings and wrappers seen at call time
-from optimizer.jobs.atomic import atomic_write_text
 from optimizer.jobs.exactness import screen_paths
 from optimizer.jobs.provenance import allocation_digest, check_run, code_version, seal
 from optimizer.jobs.runner import job_id

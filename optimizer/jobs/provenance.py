@@ -47,9 +47,9 @@ _ROOT = Path(optimizer.__file__).resolve().parent.parent
 #: module is in the code version, so a new computing module changes it without being listed.
 PRESENTATION = (
     "__init__.py",
+    "atomic.py",
     "cli/",
     "formatting.py",
-    "jobs/atomic.py",
     "jobs/runner.py",
     "pipeline/run.py",
     "report/",

@@ -57,7 +57,7 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
-from optimizer.jobs.atomic import atomic_write_json
+from optimizer.atomic import atomic_write_json
 from optimizer.jobs.provenance import file_code_version
 
 __all__ = ["JobError", "SchedulerUnreachableError", "canonical_json", "check_dask_workers", "job_id", "run_jobs"]

@@ -35,8 +35,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from optimizer.atomic import atomic_write_text, check_writable
 from optimizer.jobs import provenance as P
-from optimizer.jobs.atomic import atomic_write_text, check_writable
 
 __all__ = ["RUN_FILES", "TABLE_FILES", "RunResult"]
 

@@ -8,8 +8,8 @@ import json
 from collections.abc import Sequence
 from pathlib import Path
 
+from optimizer.atomic import atomic_write_bytes, atomic_write_text, check_writable
 from optimizer.formatting import fmt
-from optimizer.jobs.atomic import atomic_write_bytes, atomic_write_text, check_writable
 from optimizer.jobs.provenance import StaleRunError, check_run_dir, stale_message
 from optimizer.pipeline.accounting import Accounting, Progress
 from optimizer.report.document import _sections, _summary

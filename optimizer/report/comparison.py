@@ -7,8 +7,8 @@ import json
 import re
 from pathlib import Path
 
+from optimizer.atomic import atomic_write_text, check_writable
 from optimizer.formatting import TOLERANCE_MARK, fmt, fmt_bound, pct
-from optimizer.jobs.atomic import atomic_write_text, check_writable
 from optimizer.jobs.provenance import check_run_dir, stale_message
 from optimizer.pipeline.accounting import Accounting, Progress, _quiet
 from optimizer.report.build import PUBLISHED_ROOT, _write_csv, default_comparison_dir

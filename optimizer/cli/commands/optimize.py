@@ -59,7 +59,7 @@ def spec_from_args(args):
 
 
 def run(args) -> int:
-    from optimizer.jobs.atomic import check_writable
+    from optimizer.atomic import check_writable
     from optimizer.jobs.runner import check_scheduler_address
     from optimizer.pipeline.result import RUN_FILES, RunResult
     from optimizer.pipeline.stages import optimize

@@ -145,8 +145,8 @@ def run(args) -> int:
 
     validate(args)
     name, alloc = _load(args.allocation)
-    if args.out:  # a symlinked output is refused before any job runs (optimizer.jobs.atomic)
-        from optimizer.jobs.atomic import check_writable
+    if args.out:  # a symlinked output is refused before any job runs (optimizer.atomic)
+        from optimizer.atomic import check_writable
 
         for suffix in ("_pairs.csv", "_worst.csv", ".json"):
             check_writable(Path(args.out) / f"{name}{suffix}")

@@ -76,7 +76,7 @@ def run(args) -> int:
         )
         print(report_scenario(req, _progress(args.quiet)))
         return 0
-    from optimizer.jobs.atomic import check_writable
+    from optimizer.atomic import check_writable
     from optimizer.pipeline.run import compare_scenarios
     from optimizer.report import default_comparison_dir, write_comparison
 
