@@ -21,7 +21,7 @@ A scenario is a small TOML file (the built-in ones in ``scenarios/``) (numbers t
                                        # default 1e-1, 1e-2, …, 1e-15)
     neighbour_model = "census"         # optional: "census" (σ² = 1/ρ, a replaced record shifts each query
                                        # twice) or "su2024" (σ² = 1/(2ρ), one shift: arXiv 2410.09296) in
-                                       # the per-geolevel view (optimizer.census.geolevels)
+                                       # the per-geolevel view (optimizer.search.geolevels)
 
     [weights]                          # optional; exact fraction strings > 0, default weight 1
     geolevel = { Block = "10" }        # geolevel name -> weight
@@ -92,7 +92,7 @@ _TOP_KEYS = (
     "fan_outs",
     "neighbour_model",
 )
-#: neighbour models a scenario may name (:data:`optimizer.census.geolevels.NEIGHBOUR_MODELS`)
+#: neighbour models a scenario may name (:data:`optimizer.search.geolevels.NEIGHBOUR_MODELS`)
 NEIGHBOUR_MODEL_NAMES = ("census", "su2024")
 _FAN_OUT_KEYS = ("source", "assumptions", "counts")
 _REQUIRED = ("name", "allocation", "conversion", "target_delta", "trials", "seed")
@@ -137,7 +137,7 @@ class Scenario:
             every δ of ``curve_deltas``, :mod:`optimizer.search.curve_target`).
         curve_deltas: the curve's δ grid as written (empty for a point target).
         neighbour_model: how one record's change moves each query's noise in the per-geolevel view
-            (:mod:`optimizer.census.geolevels`): ``"census"`` (σ² = 1/ρ, two unit shifts per query: a
+            (:mod:`optimizer.search.geolevels`): ``"census"`` (σ² = 1/ρ, two unit shifts per query: a
             replaced record) or ``"su2024"`` (σ² = 1/(2ρ), one shift: the earlier paper's model).
         source: the file it was read from (``"<text>"`` for text).
         sha256: hash of the file's bytes (provenance).

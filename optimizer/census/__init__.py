@@ -1,11 +1,9 @@
 """The 2020 Census model: allocations (an exact zCDP budget per geolevel and query), the spine paths
-a record's change runs along, the pairs of paths whose composition is a release's guarantee, and the
-per-geolevel view.  Modules: :mod:`~optimizer.census.allocation`, :mod:`~optimizer.census.spine`,
-:mod:`~optimizer.census.pairs`, :mod:`~optimizer.census.geolevels`.
-
-The names of the first three are re-exported here; :mod:`~optimizer.census.geolevels` is not (it
-calibrates with the search, which reads this package: importing it here would close a loop), nor the
-function ``pairs.pairs`` (it would hide the module :mod:`~optimizer.census.pairs` behind its name).
+a record's change runs along, and the pairs of paths whose composition is a release's guarantee.
+Modules: :mod:`~optimizer.census.allocation`, :mod:`~optimizer.census.spine`,
+:mod:`~optimizer.census.pairs`; their public names are re-exported here, except the function
+``pairs.pairs`` (it would hide the module :mod:`~optimizer.census.pairs` behind its name).  The
+per-geolevel view of promises is :mod:`optimizer.search.geolevels` (it calibrates with the search).
 """
 
 from __future__ import annotations

@@ -30,7 +30,6 @@ from accountant.decimals import decimal_string, outward
 from accountant.exact import to_fraction
 from optimizer import search as S
 from optimizer.census.allocation import BUILTIN_NAMES, Allocation
-from optimizer.census.geolevels import geolevel_promises, geolevel_view
 from optimizer.jobs import confirm as confirm_mod  # through the module: wrappers seen at call time
 from optimizer.jobs import provenance as P
 from optimizer.jobs.confirm import _lower_fraction, _upper_fraction, confirmation_keys
@@ -41,6 +40,7 @@ from optimizer.scenario import SCENARIO_DIR, Scenario, check_target_delta, list_
 from optimizer.search import objectives as O
 from optimizer.search import published_variance as PV
 from optimizer.search.curve_target import CurveTarget, uniform_rescale_curve
+from optimizer.search.geolevels import geolevel_promises, geolevel_view
 from optimizer.search.guarded import calibrated_optimum
 from optimizer.search.objectives import DEFAULT_OBJECTIVE
 
@@ -725,7 +725,7 @@ def _point_rows(conf) -> list[dict[str, Any]]:
 
 
 def _geolevel_summary(alloc, uniform, optimized, delta: str, conv: str, model: str = "census") -> dict[str, Any]:
-    """Each geolevel as its own mechanism (:mod:`optimizer.census.geolevels`, the scenario's neighbour model):
+    """Each geolevel as its own mechanism (:mod:`optimizer.search.geolevels`, the scenario's neighbour model):
     the baseline's promised and exact ε per geolevel, and whether the uniform rescale and the
     optimized allocation keep every geolevel's own promise."""
     out: dict[str, Any] = {"model": model, "delta": delta, "conversion": conv}

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from optimizer.census.geolevels import geolevel_view
 from optimizer.scenario import ScenarioError, load_scenario, parse_scenario
+from optimizer.search.geolevels import geolevel_view
 
 DATA = Path(__file__).resolve().parents[2] / "optimizer" / "data" / "su2024_fig2_epsilon_per_geolevel.csv"
 
@@ -87,7 +87,7 @@ def test_geolevel_promises_of_the_baseline_itself_and_of_a_shifted_budget():
     from fractions import Fraction
 
     from optimizer.census.allocation import load_builtin
-    from optimizer.census.geolevels import geolevel_promises
+    from optimizer.search.geolevels import geolevel_promises
 
     base = load_builtin("dhc-persons")
     same = geolevel_promises(base, base)

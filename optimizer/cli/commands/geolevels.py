@@ -1,7 +1,7 @@
 """Per-geolevel view: each geolevel's promised ε, exact ε, unused budget and variance drop.
 
 Each geolevel is accounted as its own mechanism (its queries on one geounit, one replaced
-record); see optimizer/census/geolevels.py for the neighbour models.
+record); see optimizer/search/geolevels.py for the neighbour models.
 
 examples:
   census-plb geolevels --scenario dhc-persons
@@ -45,8 +45,8 @@ def _short(text: str, mode: str) -> str:
 
 
 def run(args) -> int:
-    from optimizer.census.geolevels import geolevel_view
     from optimizer.pipeline.stages import spec_for
+    from optimizer.search.geolevels import geolevel_view
 
     spec = spec_for(
         scenario=args.scenario,
