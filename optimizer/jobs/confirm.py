@@ -35,11 +35,13 @@ from optimizer.census.spine import patterns_for
 from optimizer.jobs import runner  # called through the module: a test or a tool may wrap run_jobs
 from optimizer.jobs.exactness import screen_pairs
 from optimizer.search import Target, mpf_to_fraction
+from optimizer.search.curve_target import CurveTarget
 from optimizer.search.proxy import _composition
 
 __all__ = [
     "Confirmation",
     "confirm",
+    "confirm_curve",
     "confirmation_keys",
     "fresh_pairs",
     "pair_curve_job",
@@ -644,3 +646,16 @@ def worst_pair_text(summary: dict[str, Any], prefix: str = "") -> str:
         f"no certain worst pair: {len(tied)} pairs tied within their bounds ({names}); "
         f"release δ in [{interval[0]}, {interval[1]}]"
     )
+
+
+def confirm_curve(alloc, curve: CurveTarget, **confirm_kw) -> Confirmation:
+    """Confirm ``alloc`` at every point of ``curve`` on all pairs (:func:`confirm`
+    with the curve's points: each pair job computes every point's δ in one engine batch).
+
+    A (pair, point) above its δ recalibrates the allocation downwards (all budgets × one factor)
+    and every point is checked again on every pair.
+
+    Returns:
+        the :class:`Confirmation`; its ``worst_point`` is the binding point.
+    """
+    return confirm(alloc, list(curve.points), **confirm_kw)

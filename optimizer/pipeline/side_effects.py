@@ -9,7 +9,7 @@ of that curve the new allocation may be weaker than the old zCDP promise (its ex
 for each δ_k of a grid: ε_k = conversion(ρ, δ_k) and each allocation's certified exact δ at
 ε_k, with a flag where it exceeds δ_k.
 
-Only the proxy pair is evaluated (a few ms per point); :func:`optimizer.search.curve_target.confirm_curve`
+Only the proxy pair is evaluated (a few ms per point); :func:`optimizer.jobs.confirm.confirm_curve`
 is the all-pairs check of such a curve as a target. Exact curves: arXiv 2409.04194 (Su et al.);
 the conversions: arXiv 1605.02065 (Bun–Steinke), arXiv 2004.00010 (Canonne–Kamath–Steinke).
 """

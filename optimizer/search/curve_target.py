@@ -9,7 +9,7 @@ an allocation keeps it when the certified δ(ε_k) ≤ δ_k for every k on every
 
 :func:`uniform_rescale_curve` gives the largest uniform factor c that keeps every point on the
 proxy pair (the minimum over the points of each point's calibrated factor) and the *binding*
-δ; :func:`confirm_curve` checks every point on all pairs (one pair job computes all the points'
+δ; :func:`optimizer.jobs.confirm.confirm_curve` checks every point on all pairs (one pair job computes all the points'
 δ), recalibrating downwards where a pair exceeds a point, until a round needs no recalibration.
 """
 
@@ -21,10 +21,9 @@ from fractions import Fraction
 from typing import Any
 
 from optimizer.census.allocation import Allocation
-from optimizer.jobs.confirm import confirm
 from optimizer.search import Target, calibrate_shape, target_from_allocation
 
-__all__ = ["CurveRescale", "CurveTarget", "confirm_curve", "default_curve_deltas", "uniform_rescale_curve"]
+__all__ = ["CurveRescale", "CurveTarget", "default_curve_deltas", "uniform_rescale_curve"]
 
 
 def default_curve_deltas() -> tuple[str, ...]:
@@ -86,16 +85,3 @@ def uniform_rescale_curve(alloc: Allocation, curve: CurveTarget) -> CurveRescale
     per = tuple((t, calibrate_shape(alloc, t, hint=1.1).c) for t in curve.points)
     binding, c = min(per, key=lambda tc: (tc[1], Fraction(tc[0].delta)))
     return CurveRescale(c, binding, per, alloc.scaled(c))
-
-
-def confirm_curve(alloc: Allocation, curve: CurveTarget, **confirm_kw) -> Any:
-    """Confirm ``alloc`` at every point of ``curve`` on all pairs (:func:`optimizer.jobs.confirm.confirm`
-    with the curve's points: each pair job computes every point's δ in one engine batch).
-
-    A (pair, point) above its δ recalibrates the allocation downwards (all budgets × one factor)
-    and every point is checked again on every pair.
-
-    Returns:
-        the :class:`optimizer.jobs.confirm.Confirmation`; its ``worst_point`` is the binding point.
-    """
-    return confirm(alloc, list(curve.points), **confirm_kw)

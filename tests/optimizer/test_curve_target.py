@@ -6,7 +6,8 @@ import pytest
 
 from optimizer import search as S
 from optimizer.census.allocation import Allocation, load_builtin
-from optimizer.search.curve_target import CurveTarget, confirm_curve, uniform_rescale_curve
+from optimizer.jobs.confirm import confirm_curve
+from optimizer.search.curve_target import CurveTarget, uniform_rescale_curve
 from tests.toy_scenario import TOY_ALLOC
 
 
