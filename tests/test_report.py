@@ -10,9 +10,9 @@ from optimizer.census.allocation import Allocation
 from optimizer.jobs.profile import ReleaseProfile, profile_inputs, write_profile
 from optimizer.jobs.provenance import scenario_run_inputs, seal
 from optimizer.pipeline.accounting import compute_accounting
-from optimizer.pipeline.run import compare_scenarios
 from optimizer.report import build_report, read_run, write_comparison
 from optimizer.scenario import load_scenario
+from optimizer.workflow import compare_scenarios
 from tests.toy_scenario import TOY_ALLOC as ALLOC
 
 SCENARIO = """name = "toy"

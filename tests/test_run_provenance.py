@@ -178,7 +178,7 @@ def test_scenario_run_reuses_only_a_run_with_enough_trials(work, capsys, monkeyp
 
 
 def test_comparison_leaves_out_a_run_for_other_inputs(work, monkeypatch):
-    from optimizer.pipeline.run import compare_scenarios
+    from optimizer.workflow import compare_scenarios
 
     (work / "runs").mkdir()
     shutil.copytree(work / "run", work / "runs" / "toy")

@@ -51,7 +51,7 @@ PRESENTATION = (
     "cli/",
     "formatting.py",
     "jobs/runner.py",
-    "pipeline/run.py",
+    "workflow.py",
     "report/",
 )
 

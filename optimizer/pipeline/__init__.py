@@ -1,13 +1,13 @@
-"""The pipeline: a scenario's path from its specification to a sealed run and its report.
+"""The pipeline: a scenario's path from its specification to a sealed run.
 
 * :mod:`~optimizer.pipeline.stages` — :class:`RunSpec` and :func:`optimize`: the baseline, the
   uniform rescale, the zCDP optimum, the exact reallocation, the all-pairs confirmation and the
   tables, as one library call;
 * :mod:`~optimizer.pipeline.side_effects` — each allocation's exact δ on the old zCDP curve;
 * :mod:`~optimizer.pipeline.result` — :class:`RunResult`, the one schema of a run directory;
-* :mod:`~optimizer.pipeline.accounting` — the proxy pair's accounting that the report presents;
-* :mod:`~optimizer.pipeline.run` — one scenario from its run to its report (run or reuse a sealed
-  run, then render); not re-exported here, since it calls the report, which reads this package.
+* :mod:`~optimizer.pipeline.accounting` — the proxy pair's accounting that the report presents.
+
+From a sealed run to its report, run or reused: :mod:`optimizer.workflow` (above the report).
 """
 
 from __future__ import annotations

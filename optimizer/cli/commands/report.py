@@ -20,7 +20,7 @@ from __future__ import annotations
 import sys
 import time
 
-from optimizer.pipeline.run import ReportRequest, report_scenario
+from optimizer.workflow import ReportRequest, report_scenario
 
 HELP = "write runs/<scenario>/report/ (report.html, report.md, figures, tables; --publish: reports/<scenario>/)"
 
@@ -76,7 +76,7 @@ def _progress(quiet: bool):
 
 
 def request(args, **extra) -> ReportRequest:
-    """The :class:`optimizer.pipeline.run.ReportRequest` of the parsed options (``extra`` overrides)."""
+    """The :class:`optimizer.workflow.ReportRequest` of the parsed options (``extra`` overrides)."""
     fields = {
         "scenario": args.scenario,
         "run_dir": getattr(args, "run_dir", None),

@@ -62,7 +62,7 @@ def run(args) -> int:
         return 0
     if args.action == "run":
         from optimizer.cli.commands.report import _progress
-        from optimizer.pipeline.run import ReportRequest, report_scenario
+        from optimizer.workflow import ReportRequest, report_scenario
 
         req = ReportRequest(
             scenario=args.name,
@@ -77,8 +77,8 @@ def run(args) -> int:
         print(report_scenario(req, _progress(args.quiet)))
         return 0
     from optimizer.atomic import check_writable
-    from optimizer.pipeline.run import compare_scenarios
     from optimizer.report import default_comparison_dir, write_comparison
+    from optimizer.workflow import compare_scenarios
 
     if args.out and args.publish:
         raise ValueError(
