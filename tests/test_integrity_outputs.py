@@ -14,17 +14,11 @@ from optimizer.pipeline.accounting import compute_accounting
 from optimizer.report import build_report, default_comparison_dir, default_report_dir, write_comparison
 from optimizer.scenario import load_scenario
 from tests.toy_scenario import TOY_ALLOC as ALLOC
+from tests.toy_scenario import TOY_SCENARIO
 
 ROOT = Path(__file__).resolve().parents[1]
 
-SCENARIO = """name = "toy"
-description = "synthetic test scenario"
-allocation = "alloc.toml"
-conversion = "bun-steinke"
-target_delta = "1e-10"
-trials = 2
-seed = 7
-"""
+SCENARIO = TOY_SCENARIO
 
 
 @pytest.fixture

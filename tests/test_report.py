@@ -14,17 +14,9 @@ from optimizer.report import build_report, read_run, write_comparison
 from optimizer.scenario import load_scenario
 from optimizer.workflow import compare_scenarios
 from tests.toy_scenario import TOY_ALLOC as ALLOC
+from tests.toy_scenario import TOY_SCENARIO
 
-SCENARIO = """name = "toy"
-description = "synthetic test scenario"
-allocation = "alloc.toml"
-conversion = "bun-steinke"
-target_delta = "1e-10"
-trials = 2
-seed = 7
-[weights]
-geolevel = { Block = "10" }
-"""
+SCENARIO = TOY_SCENARIO + '[weights]\ngeolevel = { Block = "10" }\n'
 
 SECTIONS = ("promised", "guaranteed", "noise", "where", "provenance")
 
