@@ -60,12 +60,18 @@ def _curve_figures(acc: Accounting, run: RunInputs, figs: dict[str, bytes]) -> N
             e,
             [float(c["uniform_exact_delta"]) for c in acc.curves],
             color="tab:orange",
+            lw=4,
+            alpha=0.5,  # wide underneath: the optimized curve often lies on it and must not hide it
             label="exact, uniformly reduced noise (proxy pair)",
         )
         opt = _optimized_curve(run)
         if opt:
             ax.semilogy(
-                [p[0] for p in opt], [p[1] for p in opt], color="tab:green", label="exact, optimized noise (optimizer)"
+                [p[0] for p in opt],
+                [p[1] for p in opt],
+                color="tab:green",
+                ls="--",
+                label="exact, optimized noise (optimizer)",
             )
         ax.axhline(float(acc.delta_target), color="k", lw=0.8, ls=":")
         ax.axvline(float(acc.eps_claim), color="k", lw=0.8, ls=":")
