@@ -21,7 +21,7 @@ from optimizer.jobs.provenance import StaleRunError, check_run_dir, stale_messag
 from optimizer.jobs.runner import check_scheduler_address
 from optimizer.pipeline.accounting import Accounting, Progress, _quiet, compute_accounting
 from optimizer.pipeline.stages import optimize, spec_for
-from optimizer.report import build_report, check_report_outputs, default_report_dir, read_run
+from optimizer.report import build_report, check_report_outputs, default_report_dir
 from optimizer.report.comparison import comparison_row, fresh_run
 from optimizer.scenario import list_scenarios, load_scenario
 
@@ -88,9 +88,8 @@ def report_scenario(req: ReportRequest, say: Callable[[str], None]) -> Path:
             say(f"no {run_dir}/optimize.json and --skip-optimize: accounting-only report")
         else:
             run_optimizer(name, run_dir, say, req.trials, scheduler, quiet=req.quiet)
-    run = read_run(run_dir)
     # an accounting-only report (no run) has its accounting computed here, by the library
-    acc = None if run.accounting is not None else compute_accounting(sc, progress=say)
+    acc = None if (run_dir / "accounting.json").is_file() else compute_accounting(sc, progress=say)
     written = build_report(sc, run_dir, out, accounting=acc, progress=say)
     say(f"done: {out / 'report.html'} ({len(written)} files)")
     return out / "report.html"
@@ -147,7 +146,7 @@ def compare_scenarios(
         sc = load_scenario(name)
         run = fresh_run(sc, runs_root, progress)
         if run.accounting is not None:
-            acc = Accounting.from_json(run.accounting, sc, sc.load_allocation())
+            acc = Accounting.from_json(run.accounting, sc)
         else:
             acc = compute_accounting(sc, curves=False, progress=progress)
         rows.append(comparison_row(sc, acc, run))

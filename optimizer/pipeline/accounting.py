@@ -83,8 +83,9 @@ class Accounting:
         }
 
     @classmethod
-    def from_json(cls, doc: dict[str, Any], scenario, allocation) -> Accounting:
-        """The :class:`Accounting` that :meth:`as_json` stored, for ``scenario`` and its allocation."""
+    def from_json(cls, doc: dict[str, Any], scenario, allocation=None) -> Accounting:
+        """The :class:`Accounting` that :meth:`as_json` stored, for ``scenario`` and its allocation
+        (default: ``scenario.load_allocation()``)."""
         e = doc["eps_exact"]
         eps_exact = EpsilonResult(
             value=_dec(e["value"]),
@@ -94,7 +95,7 @@ class Accounting:
         )
         return cls(
             scenario,
-            allocation,
+            allocation if allocation is not None else scenario.load_allocation(),
             Fraction(doc["total_rho"]),
             _dec(doc["eps_claim"]),
             Fraction(doc["delta_target"]),

@@ -914,7 +914,8 @@ def _curves(acc: Accounting, optimized) -> tuple[list[dict], list[dict]]:
     trade-off curves: the baseline's from the accounting (computed once), the optimized allocation's
     here."""
     grid = [c["eps"] for c in acc.curves]
-    do = S.proxy_composition(optimized).delta_curve(grid, tol=DELTA_TOL, rtol=DELTA_RTOL)
+    po = S.proxy_composition(optimized)  # one composition (and engine) for both curves
+    do = po.delta_curve(grid, tol=DELTA_TOL, rtol=DELTA_RTOL)
     crow = [
         {
             "epsilon": float(to_fraction(c["eps"])),
@@ -936,7 +937,7 @@ def _curves(acc: Accounting, optimized) -> tuple[list[dict], list[dict]]:
         }
         for r in acc.tradeoff
     ]
-    tc = S.proxy_composition(optimized).tradeoff_curve(n=N_TRADEOFF)
+    tc = po.tradeoff_curve(n=N_TRADEOFF)
     for z, a_, b_ in zip(tc.zeta, tc.alpha, tc.beta):
         trows.append(
             {

@@ -79,7 +79,7 @@ def _stored_accounting(run: RunInputs, run_dir: Path, sc: Scenario) -> Accountin
             f"{run_dir}: no accounting.json (no run, or one made before the accounting was stored); "
             "census-plb report computes it (or pass accounting=compute_accounting(scenario))"
         )
-    return Accounting.from_json(run.accounting, sc, sc.load_allocation())
+    return Accounting.from_json(run.accounting, sc)
 
 
 def build_report(

@@ -118,6 +118,10 @@ def _heatmap_rows(run: RunInputs) -> tuple[list[dict], str] | None:
     return None
 
 
+#: the largest δ / promised-δ ratio the heat map shows (beyond it: "above the promise" by any measure)
+RATIO_CAP = 1e100
+
+
 def _promised_delta(acc: Accounting, run: RunInputs, eps_key: str) -> tuple[mpmath.mpf, str]:
     """The promised δ at the heat map's ε and where it comes from: the target δ at the promised ε;
     for a curve target, the δ of the curve point at that ε; at any other ε, the zCDP claim δ(ε) of
@@ -162,7 +166,3 @@ def _pair_matrix(
         # the float range; the ratio is then capped at RATIO_CAP (far above 1 either way)
         m[i][j] = m[j][i] = min(float(to_mpf(v) / promised), RATIO_CAP)
     return m, key, len(rows), float(promised), how
-
-
-#: the largest δ / promised-δ ratio the heat map shows (beyond it: "above the promise" by any measure)
-RATIO_CAP = 1e100
