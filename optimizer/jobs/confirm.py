@@ -20,7 +20,7 @@ import sys
 import tempfile
 import time
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 from pathlib import Path
@@ -627,7 +627,7 @@ def confirmation_keys(uniform: Confirmation | None, optimized: Confirmation | No
     return out
 
 
-def worst_pair_text(summary: dict[str, Any], prefix: str = "") -> str:
+def worst_pair_text(summary: Mapping[str, Any], prefix: str = "") -> str:
     """The worst pair of a run summary in words: named only when certain, else the number of
     tied pairs and the release's δ interval (issue 35 item 4)."""
     pair = summary.get(f"{prefix}worst_pair")

@@ -33,10 +33,11 @@ import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from optimizer.atomic import atomic_write_text, check_writable
 from optimizer.jobs import provenance as P
+from optimizer.pipeline.summary import RunSummary
 
 __all__ = ["RUN_FILES", "TABLE_FILES", "RunResult"]
 
@@ -71,7 +72,8 @@ class RunResult:
     """One optimizer run: the summary, its tables and the optimized allocation.
 
     Attributes:
-        summary: the ``optimize.json`` document (JSON-ready; sealed when written or read).
+        summary: the ``optimize.json`` document (:class:`~optimizer.pipeline.summary.RunSummary`;
+            JSON-ready; sealed when written or read).
         per_query, per_geolevel, curves, tradeoff: table rows (numbers when computed, strings
             when read back from disk).
         delta_grid: :func:`optimizer.pipeline.side_effects.delta_grid_rows` of the baseline, the uniform
@@ -88,7 +90,7 @@ class RunResult:
         directory: where it was read from or written to.
     """
 
-    summary: dict[str, Any]
+    summary: RunSummary
     per_query: list[dict] = field(default_factory=list)
     per_geolevel: list[dict] = field(default_factory=list)
     curves: list[dict] = field(default_factory=list)
@@ -109,14 +111,14 @@ class RunResult:
             out["accounting.json"] = json.dumps(self.accounting, sort_keys=True, separators=(",", ":")) + "\n"
         return out
 
-    def sealed_summary(self) -> dict[str, Any]:
+    def sealed_summary(self) -> RunSummary:
         """The summary with ``outputs`` (sha256 of each file) and the provenance seal."""
         texts = self.file_texts()
         summary = dict(self.summary)
         summary["outputs"] = {n: _sha256(t) for n, t in texts.items()}
         if self.inputs is None:
             raise ValueError("RunResult.write: the run's inputs are unknown (cannot seal its summary)")
-        return P.seal(summary, self.inputs)
+        return cast(RunSummary, P.seal(summary, self.inputs))
 
     def write(self, out: str | Path) -> dict[str, Path]:
         """Write every file of :data:`RUN_FILES` into ``out``; returns ``{name: path}``.
@@ -159,7 +161,7 @@ class RunResult:
             ) from None
         if not isinstance(summary, dict):
             raise ValueError(f"{opt}: expected a JSON object, got {type(summary).__name__}")
-        res = cls(summary, directory=d, inputs=summary.get("run_inputs"))
+        res = cls(cast(RunSummary, summary), directory=d, inputs=summary.get("run_inputs"))
         for name, attr in TABLE_FILES:
             p = d / name
             if p.is_file():

@@ -24,7 +24,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from accountant.decimals import decimal_string, outward
 from accountant.exact import to_fraction
@@ -36,6 +36,7 @@ from optimizer.jobs.confirm import _lower_fraction, _upper_fraction, confirmatio
 from optimizer.pipeline.accounting import DELTA_RTOL, DELTA_TOL, N_TRADEOFF, Accounting, account
 from optimizer.pipeline.result import RunResult
 from optimizer.pipeline.side_effects import delta_grid_rows, weaker_points
+from optimizer.pipeline.summary import RunSummary
 from optimizer.scenario import SCENARIO_DIR, Scenario, check_target_delta, list_scenarios, load_scenario
 from optimizer.search import objectives as O
 from optimizer.search import published_variance as PV
@@ -276,28 +277,32 @@ def optimize(
     optimized = done.optimized
     d_opt = S.proxy_delta(optimized, target) if confirm else search["delta"]  # the proxy's own δ
     tables = _outputs(spec, alloc, done.uniform, zcdp["calibrated"].allocation, optimized, target)
-    summary = {
-        "scenario": spec.name,
-        "allocation": alloc.name,
-        "conversion": conv,
-        "target_epsilon": target.epsilon,
-        "target_delta": target.delta,
-        "baseline_total_rho": str(alloc.total_rho),
-        **_uniform_summary(done, c_u_proxy, d_u, watch),
-        **zcdp["summary"],
-        "optimized_variance_drop_percent": S.variance_drop_percent(optimized, alloc, weights),
-        "optimized_c": str(done.c_opt),
-        "optimized_total_rho": str(optimized.total_rho),
-        "optimized_proxy_delta": _fmt_upper(d_opt),
-        **_confirmation_summary(done, sweep, confirm),
-        **_objective_summary(spec, obj, guard, alloc, done.uniform, optimized),
-        "target": _target_summary(spec, point, target, points, _curve_points(done)),
-        "delta_grid_weaker": tables["weaker"],
-        "published_variance": tables["published"],
-        "geolevels": tables["per_geolevel"],
-        **_search_summary(spec, search),
-        "seconds": time.perf_counter() - t_start,
-    }
+    # the ** parts are plain dicts, so mypy cannot check this literal: tests/optimizer/test_run_summary.py does
+    summary = cast(
+        RunSummary,
+        {
+            "scenario": spec.name,
+            "allocation": alloc.name,
+            "conversion": conv,
+            "target_epsilon": target.epsilon,
+            "target_delta": target.delta,
+            "baseline_total_rho": str(alloc.total_rho),
+            **_uniform_summary(done, c_u_proxy, d_u, watch),
+            **zcdp["summary"],
+            "optimized_variance_drop_percent": S.variance_drop_percent(optimized, alloc, weights),
+            "optimized_c": str(done.c_opt),
+            "optimized_total_rho": str(optimized.total_rho),
+            "optimized_proxy_delta": _fmt_upper(d_opt),
+            **_confirmation_summary(done, sweep, confirm),
+            **_objective_summary(spec, obj, guard, alloc, done.uniform, optimized),
+            "target": _target_summary(spec, point, target, points, _curve_points(done)),
+            "delta_grid_weaker": tables["weaker"],
+            "published_variance": tables["published"],
+            "geolevels": tables["per_geolevel"],
+            **_search_summary(spec, search),
+            "seconds": time.perf_counter() - t_start,
+        },
+    )
     inputs = P.run_inputs(scenario=spec.scenario_record, alloc=alloc, target=point, weights=weights)
     t = tables
     rows = (t["rows"], t["grows"], t["crow"], t["trows"], t["grid"], _final_rows(done))

@@ -14,6 +14,7 @@ from optimizer.formatting import TOLERANCE_MARK, fmt, fmt_bound, pct, to_float, 
 from optimizer.jobs.confirm import paths_of
 from optimizer.pipeline.accounting import Accounting
 from optimizer.pipeline.side_effects import weaker_points
+from optimizer.pipeline.summary import RunSummary
 from optimizer.report.inputs import RunInputs, tolerance_flags
 from optimizer.report.provenance_block import provenance
 from optimizer.report.tables import _heatmap_rows
@@ -79,7 +80,7 @@ def _summary(acc: Accounting, run: RunInputs) -> dict[str, Any]:
     }
 
 
-def _worst_pair_text(o: dict) -> str:
+def _worst_pair_text(o: RunSummary) -> str:
     """The optimized allocation's worst pair in words (issue 35 item 4): named only when certain
     (its lower bound ≥ every other pair's upper bound), else the pairs tied within their bounds and
     the release's δ as an interval."""
@@ -104,7 +105,7 @@ def _worst_pair_text(o: dict) -> str:
     )
 
 
-def _target_fields(o: dict) -> dict[str, Any]:
+def _target_fields(o: RunSummary) -> dict[str, Any]:
     """What the run's promise was (``target`` of the run summary): one point, or a curve's δ grid
     with the point that binds each allocation (:func:`optimizer.pipeline.stages._target_summary`)."""
     t = o.get("target") or {}
@@ -164,7 +165,7 @@ def _reallocation_paragraphs(s: dict) -> list[str]:
     return [text]
 
 
-def _confirmed(o: dict, key: str) -> str:
+def _confirmed(o: RunSummary, key: str) -> str:
     """ "yes" / "no" (checked and failed) / "not checked" (``--no-confirm``) / "" (no run)."""
     if key not in o:
         return ""

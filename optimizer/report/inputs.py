@@ -8,6 +8,7 @@ from __future__ import annotations
 import csv
 import hashlib
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -17,6 +18,7 @@ from optimizer.jobs.profile import certified_tolerance_met, check_profile_files,
 from optimizer.jobs.provenance import allocation_digest
 from optimizer.pipeline.accounting import DELTA_RTOL, DELTA_TOL, EPS_TOL, Accounting
 from optimizer.pipeline.result import RunResult
+from optimizer.pipeline.summary import RunSummary
 
 
 def tolerance_flags(acc: Accounting, run: RunInputs | None = None) -> dict[str, bool]:
@@ -41,13 +43,13 @@ def tolerance_flags(acc: Accounting, run: RunInputs | None = None) -> dict[str, 
 
 @dataclass
 class RunInputs:
-    """What an optimizer / pairs run directory provides (all optional)."""
+    """What the report gets from a run directory: the run itself (one :class:`RunResult`, the one
+    schema of a run on disk; its tables are read through it, never copied) and the per-pair files
+    found beside it, kept only when their sealed inputs check out."""
 
     directory: Path | None
-    optimize: dict | None = None
-    per_query: list[dict] | None = None
-    curves: list[dict] | None = None
-    tradeoff: list[dict] | None = None
+    #: the run as stored (``None``: the directory holds no optimizer run)
+    result: RunResult | None = None
     pairs: list[dict] | None = None
     pairs_file: str | None = None
     #: the sealed inputs of the pairs file (allocation hash, code version), when it checked out
@@ -56,12 +58,44 @@ class RunInputs:
     pairs_ignored: list[str] = field(default_factory=list)
     #: which allocation the per-pair results are of ("the optimized allocation", …)
     pairs_of: str | None = None
-    #: the run's side-effects table (optimizer.pipeline.side_effects) and final confirmation, one row per pair
-    delta_grid: list[dict] | None = None
-    confirm_pairs: list[dict] | None = None
-    #: the run's accounting (:meth:`optimizer.pipeline.accounting.Accounting.as_json`), when stored
-    accounting: dict | None = None
+    #: sha256 of each file the report used (the summary's without its timings)
     hashes: dict[str, str] = field(default_factory=dict)
+
+    # the run's parts, ``None`` when the run is absent or did not write that table
+    @property
+    def optimize(self) -> RunSummary | None:
+        """The run's summary (``optimize.json``)."""
+        return self.result.summary if self.result is not None else None
+
+    def _table(self, name: str) -> list[dict] | None:
+        return (getattr(self.result, name) or None) if self.result is not None else None
+
+    @property
+    def per_query(self) -> list[dict] | None:
+        return self._table("per_query")
+
+    @property
+    def curves(self) -> list[dict] | None:
+        return self._table("curves")
+
+    @property
+    def tradeoff(self) -> list[dict] | None:
+        return self._table("tradeoff")
+
+    @property
+    def delta_grid(self) -> list[dict] | None:
+        """The run's side-effects table (:mod:`optimizer.pipeline.side_effects`)."""
+        return self._table("delta_grid")
+
+    @property
+    def confirm_pairs(self) -> list[dict] | None:
+        """The run's final all-pairs confirmation, one row per pair."""
+        return self._table("confirm_pairs")
+
+    @property
+    def accounting(self) -> dict | None:
+        """The run's accounting (:meth:`optimizer.pipeline.accounting.Accounting.as_json`)."""
+        return self.result.accounting if self.result is not None else None
 
 
 def _read_csv(path: Path) -> list[dict]:
@@ -79,7 +113,7 @@ def _sha256(path: Path) -> str:
 TIMING_KEYS = frozenset({"seconds", "confirm_seconds", "trials_per_minute", "checksum"})
 
 
-def _result_hash(doc: dict) -> str:
+def _result_hash(doc: Mapping[str, Any]) -> str:
     """sha256 of an optimize.json document without its :data:`TIMING_KEYS` (canonical JSON)."""
     body = {k: v for k, v in doc.items() if k not in TIMING_KEYS}
     return hashlib.sha256(json.dumps(body, sort_keys=True, default=str).encode()).hexdigest()
@@ -92,19 +126,13 @@ def read_run(run_dir: str | Path | None) -> RunInputs:
         return RunInputs(None)
 
     d = Path(run_dir)
-    run = RunInputs(d)
     stored = RunResult.read(d)  # the one schema of a run directory (optimizer/pipeline/result.py)
+    run = RunInputs(d, stored)
     if stored is not None:
-        run.optimize = stored.summary
         run.hashes["optimize.json (timings excluded)"] = _result_hash(stored.summary)
-        run.delta_grid = stored.delta_grid or None
-        run.confirm_pairs = stored.confirm_pairs or None
-        run.accounting = stored.accounting
-    for name, attr in (("per_query.csv", "per_query"), ("curves.csv", "curves"), ("tradeoff.csv", "tradeoff")):
-        p = d / name
-        if p.is_file():
-            setattr(run, attr, getattr(stored, attr) if stored is not None else _read_csv(p))
-            run.hashes[name] = _sha256(p)
+        for name in ("per_query.csv", "curves.csv", "tradeoff.csv"):
+            if (d / name).is_file():
+                run.hashes[name] = _sha256(d / name)
 
     own = {"confirm_pairs.csv"}  # the run's own confirmation table, read above through RunResult
     for p in [q for q in sorted(d.glob("*_pairs.csv")) if q.name not in own] + sorted(d.glob("*/*_pairs.csv")):

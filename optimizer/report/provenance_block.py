@@ -74,9 +74,7 @@ def provenance(acc: Accounting, run: RunInputs) -> list[tuple[str, str]]:
     o = run.optimize or {}
     for key in (
         "seed",
-        "commit",
         "git_commit",
-        "config hash",
         "config_hash",
         "run_hash",
         "tolerances",

@@ -11,6 +11,10 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from optimizer.pipeline.summary import RunSummary
 
 HELP = "re-tune the budget: same promised (ε, δ), less noise; confirm on all pairs"
 
@@ -113,7 +117,7 @@ def run(args) -> int:
     return 0
 
 
-def confirmation_lines(summary: dict) -> list[str]:
+def confirmation_lines(summary: RunSummary) -> list[str]:
     """The confirmations' worst pairs (named only when certain) and their exactness: pairs the
     screen planned non-exact and pairs that missed their tolerance (issue 35 items 2 and 4)."""
     from optimizer.jobs.confirm import worst_pair_text
