@@ -16,7 +16,8 @@ A scenario is a small TOML file (the built-in ones in ``scenarios/``) (numbers t
     pareto = true                      # optional: no query noisier than in the allocation (default true)
     pareto_floor_percent = "0"         # optional: every query's variance lower by at least this % (exact)
     target = "point"                   # optional: "point" (ε of the conversion at target_delta, the
-                                       # default) or "curve" (that ε(δ) at every δ of curve_deltas)
+                                       # default), "curve" (that ε(δ) at every δ of curve_deltas) or
+                                       # "per-geolevel" (every geolevel's own ε at target_delta)
     curve_deltas = ["1e-1", "1e-15"]   # optional, with target = "curve": the δ grid (exact strings;
                                        # default 1e-1, 1e-2, …, 1e-15)
     neighbour_model = "census"         # optional: "census" (σ² = 1/ρ, a replaced record shifts each query
@@ -133,8 +134,9 @@ class Scenario:
         geolevel_weights, query_weights: ``((name, weight), …)`` sorted by name.
         fan_outs: the scenario's :class:`optimizer.search.published_variance.FanOuts` (``None``: the
             shipped 2020 ones); checked against the allocation's geolevels on load.
-        target_kind: ``"point"`` (the promise at ``target_delta``) or ``"curve"`` (the promise at
-            every δ of ``curve_deltas``, :mod:`optimizer.search.curve_target`).
+        target_kind: ``"point"`` (the promise at ``target_delta``), ``"curve"`` (the promise at
+            every δ of ``curve_deltas``, :mod:`optimizer.search.curve_target`) or ``"per-geolevel"``
+            (every geolevel's own promise at ``target_delta``, :mod:`optimizer.search.per_geolevel`).
         curve_deltas: the curve's δ grid as written (empty for a point target).
         neighbour_model: how one record's change moves each query's noise in the per-geolevel view
             (:mod:`optimizer.search.geolevels`): ``"census"`` (σ² = 1/ρ, two unit shifts per query: a
@@ -437,7 +439,7 @@ def parse_scenario(text: str, source: str = "<text>", *, expect_name: str | None
 
 
 #: the kinds of promise a scenario can ask for
-TARGET_KINDS = ("point", "curve")
+TARGET_KINDS = ("point", "curve", "per-geolevel")
 
 
 def _parse_neighbour_model(doc: dict, lines: list[str], source: str) -> str:

@@ -34,6 +34,7 @@ from optimizer.jobs import confirm as confirm_mod  # through the module: wrapper
 from optimizer.jobs import provenance as P
 from optimizer.jobs.confirm import _lower_fraction, _upper_fraction, confirmation_keys
 from optimizer.pipeline.accounting import DELTA_RTOL, DELTA_TOL, N_TRADEOFF, Accounting, account
+from optimizer.pipeline.decision import decision
 from optimizer.pipeline.result import RunResult
 from optimizer.pipeline.side_effects import delta_grid_rows, weaker_points
 from optimizer.pipeline.summary import RunSummary
@@ -44,6 +45,7 @@ from optimizer.search.curve_target import CurveTarget, uniform_rescale_curve
 from optimizer.search.geolevels import geolevel_promises, geolevel_view
 from optimizer.search.guarded import calibrated_optimum
 from optimizer.search.objectives import DEFAULT_OBJECTIVE
+from optimizer.search.per_geolevel import per_geolevel_optimum
 
 __all__ = ["RunSpec", "optimize", "spec_for"]
 
@@ -258,24 +260,13 @@ def optimize(
     out = Path(workdir)
     alloc, conv, weights = spec.allocation, spec.conversion, spec.weights
     point = S.target_from_allocation(alloc, delta=spec.delta, conversion=conv)
-    target, points, c_u, uniform, d_u = _stage1(spec, point, log)
-    log(f"stage 1 uniform: c = {float(c_u):.10f}  drop {100 * (1 - 1 / float(c_u)):.4f}%")
-    c_u_proxy = c_u
-    watching = WATCH_PAIRS and confirm and spec.target_kind == "point"
-    watch: tuple[tuple[int, int], ...] = ()
-    if watching:
-        watch, c_u, uniform, d_u = _watch_uniform(alloc, target, c_u, log)
-    zcdp = _zcdp_stage(alloc, weights, target, c_u, log)
-    obj, guard = _objective_and_guard(spec, c_u)
-    # the optimized allocation is calibrated on the proxy; the confirmation stage watches its pairs
-    search = _reallocate_for(spec, obj, guard, alloc, target, c_u, uniform, d_u, weights, out, storage, log)
-    sweep = _Sweeper(points, out, workers, progress, scheduler, log)
-    done = _Confirmed(None, None, uniform, c_u, search["allocation"], search["c"], ())
-    if confirm:
-        ctx = _Reallocation(alloc, target, obj, guard, weights, search, watching)
-        done = _confirm_stage(sweep, ctx, uniform, c_u, log)
+    sweep = _Sweeper([point], out, workers, progress, scheduler, log)
+    if spec.target_kind == "per-geolevel":
+        st = _per_geolevel_stages(spec, point, sweep, log)
+    else:
+        st = _release_stages(spec, point, out, sweep, confirm=confirm, storage=storage, log=log)
+    target, points, done, search, zcdp, obj, guard = st.target, st.points, st.done, st.search, st.zcdp, st.obj, st.guard
     optimized = done.optimized
-    d_opt = S.proxy_delta(optimized, target) if confirm else search["delta"]  # the proxy's own δ
     tables = _outputs(spec, alloc, done.uniform, zcdp["calibrated"].allocation, optimized, target)
     # the ** parts are plain dicts, so mypy cannot check this literal: tests/optimizer/test_run_summary.py does
     summary = cast(
@@ -287,12 +278,12 @@ def optimize(
             "target_epsilon": target.epsilon,
             "target_delta": target.delta,
             "baseline_total_rho": str(alloc.total_rho),
-            **_uniform_summary(done, c_u_proxy, d_u, watch),
+            **_uniform_summary(done, st.c_u_proxy, st.d_u, st.watch),
             **zcdp["summary"],
             "optimized_variance_drop_percent": S.variance_drop_percent(optimized, alloc, weights),
             "optimized_c": str(done.c_opt),
             "optimized_total_rho": str(optimized.total_rho),
-            "optimized_proxy_delta": _fmt_upper(d_opt),
+            "optimized_proxy_delta": _fmt_upper(st.d_opt),
             **_confirmation_summary(done, sweep, confirm),
             **_objective_summary(spec, obj, guard, alloc, done.uniform, optimized),
             "target": _target_summary(spec, point, target, points, _curve_points(done)),
@@ -303,11 +294,153 @@ def optimize(
             "seconds": time.perf_counter() - t_start,
         },
     )
+    if spec.target_kind == "per-geolevel":
+        summary.update(_per_geolevel_confirmation(spec, tables["per_geolevel"], st))
+    summary["decision"] = _decide(spec, summary, tables["grid"], point, obj, done)
     inputs = P.run_inputs(scenario=spec.scenario_record, alloc=alloc, target=point, weights=weights)
     t = tables
     rows = (t["rows"], t["grows"], t["crow"], t["trows"], t["grid"], _final_rows(done))
     toml = _labelled(optimized, spec, obj, guard, target).to_toml()
     return RunResult(summary, *rows, toml, inputs=inputs, accounting=t["accounting"])
+
+
+@dataclass(frozen=True)
+class _Stages:
+    """What the stages before the tables hand on: the target, the confirmed (or not) allocations,
+    the search record, the zCDP optimum, the objective and guard, proxy δs and watched pairs."""
+
+    target: Any
+    points: Any
+    done: _Confirmed
+    search: dict[str, Any]
+    zcdp: dict[str, Any]
+    obj: Any
+    guard: Any
+    c_u_proxy: Fraction
+    d_u: Any
+    d_opt: Any
+    watch: tuple[tuple[int, int], ...] = ()
+    levels: tuple = ()
+
+
+def _release_stages(spec: RunSpec, point, out: Path, sweep: _Sweeper, *, confirm: bool, storage, log) -> _Stages:
+    """The point and curve targets: calibrate on the proxy pair, search, confirm on all pairs."""
+    alloc, weights = spec.allocation, spec.weights
+    target, points, c_u, uniform, d_u = _stage1(spec, point, log)
+    sweep.points = points
+    log(f"stage 1 uniform: c = {float(c_u):.10f}  drop {100 * (1 - 1 / float(c_u)):.4f}%")
+    c_u_proxy = c_u
+    watching = WATCH_PAIRS and confirm and spec.target_kind == "point"
+    watch: tuple[tuple[int, int], ...] = ()
+    if watching:
+        watch, c_u, uniform, d_u = _watch_uniform(alloc, target, c_u, log)
+    zcdp = _zcdp_stage(alloc, weights, target, c_u, log)
+    obj, guard = _objective_and_guard(spec, c_u)
+    # the optimized allocation is calibrated on the proxy; the confirmation stage watches its pairs
+    search = _reallocate_for(spec, obj, guard, alloc, target, c_u, uniform, d_u, weights, out, storage, log)
+    done = _Confirmed(None, None, uniform, c_u, search["allocation"], search["c"], ())
+    if confirm:
+        ctx = _Reallocation(alloc, target, obj, guard, weights, search, watching)
+        done = _confirm_stage(sweep, ctx, uniform, c_u, log)
+    d_opt = S.proxy_delta(done.optimized, target) if confirm else search["delta"]  # the proxy's own δ
+    return _Stages(target, points, done, search, zcdp, obj, guard, c_u_proxy, d_u, d_opt, watch)
+
+
+#: the proxy δ of a per-geolevel proposal at the release's point is a side effect, stated as a bound
+SIDE_EFFECT_RTOL = 1e-6
+
+
+def _per_geolevel_stages(spec: RunSpec, point, sweep: _Sweeper, log) -> _Stages:
+    """The per-geolevel target (:mod:`optimizer.search.per_geolevel`): every geolevel calibrated and
+    optimized on its own mechanism; the release's point is a side effect (its proxy δ)."""
+    alloc, weights, model = spec.allocation, spec.weights, spec.scenario.neighbour_model
+    obj, guard = _objective_and_guard(spec, Fraction(10**6))  # the floor is checked per geolevel below
+    log(f"target: every geolevel's own (ε, δ) at δ = {spec.delta} ({spec.conversion}, {model} neighbour model)")
+    pg = per_geolevel_optimum(alloc, spec.delta, spec.conversion, model, obj, weights, guard)
+    if guard is not None and guard.max_ratio < 1 / pg.c_uniform:
+        _objective_and_guard(spec, pg.c_uniform)  # raises, naming the floor
+    log(f"per geolevel: uniform cut c = {float(pg.c_uniform):.6f} (binding: {pg.binding})")
+    zcdp = _zcdp_stage(alloc, weights, point, pg.c_uniform, log)
+    d_u = S.proxy_delta(pg.uniform, point, rtol=SIDE_EFFECT_RTOL)
+    d_opt = S.proxy_delta(pg.optimized, point, rtol=SIDE_EFFECT_RTOL)
+    note = (
+        "per-geolevel target: each geolevel optimized on its own (the convex optimum under the guard, calibrated "
+        "exactly on that geolevel's mechanism); no Optuna search"
+    )
+    search = _no_search(pg.optimized, Fraction(1), d_opt, note)
+    done = _Confirmed(None, None, pg.uniform, pg.c_uniform, pg.optimized, Fraction(1), ())
+    return _Stages(point, [point], done, search, zcdp, obj, guard, pg.c_uniform, d_u, d_opt, levels=pg.levels)
+
+
+def _per_geolevel_confirmation(spec: RunSpec, geo: Mapping[str, Any], st: _Stages) -> RunSummary:
+    """The confirmation keys of a per-geolevel run: every geolevel's certified ε against its promise
+    (:func:`optimizer.search.geolevels.geolevel_promises`, computed for the tables) — a geolevel's
+    mechanism is the same for every pair of spine paths that differ there, so this is its all-pairs check."""
+    kept = {label: not geo[f"{label}_broken"] for label in ("uniform", "optimized")}
+    n = len(geo["baseline"])
+    records = [
+        {"label": f"{what}: every geolevel's own promise", "geolevels": n, "passed": kept[label], "sweeps": 0}
+        for label, what in (("uniform", "the uniform cut"), ("optimized", "the per-geolevel optimum"))
+    ]
+    return {
+        "confirmed": kept["optimized"],
+        "uniform_confirmed": kept["uniform"],
+        "confirm_skipped": False,
+        "confirmations": records,
+        "target": {
+            "kind": "per-geolevel",
+            "model": spec.scenario.neighbour_model,
+            "conversion": spec.conversion,
+            "delta": spec.delta,
+            "geolevels": [
+                {
+                    "geolevel": lv.geolevel,
+                    "epsilon": lv.target.epsilon,
+                    "uniform_factor": str(lv.c_uniform),
+                    "optimized_delta_upper": _fmt_upper(lv.delta),
+                }
+                for lv in st.levels
+            ],
+            "binding_geolevel": min(st.levels, key=lambda lv: lv.c_uniform).geolevel,
+        },
+    }
+
+
+def _decide(spec: RunSpec, summary: RunSummary, grid, point, obj, done: _Confirmed) -> dict[str, Any]:
+    """The run's decision table (:func:`optimizer.pipeline.decision.decision`)."""
+    return decision(
+        spec.allocation,
+        summary,
+        grid,
+        target=point,
+        target_kind=spec.target_kind,
+        curve_floor=min(spec.curve_deltas, key=Fraction) if spec.curve_deltas else None,
+        weights=spec.weights,
+        objective=obj,
+        others=_sibling_scenarios(spec),
+        proposals={"uniform": done.uniform, "reallocation": done.optimized},
+    )
+
+
+def _sibling_scenarios(spec: RunSpec) -> dict[str, str]:
+    """``{target kind: scenario name}`` of the shipped scenarios with this run's baseline allocation,
+    conversion and δ that target another promise (the decision table names them)."""
+    out: dict[str, str] = {}
+    for name in list_scenarios():
+        if name == spec.name:
+            continue
+        try:
+            other = load_scenario(name)
+        except ValueError:
+            continue  # a broken shipped scenario is reported by its own command, not here
+        same = (other.allocation, other.conversion, other.target_delta) == (
+            spec.scenario.allocation,
+            spec.conversion,
+            spec.scenario.target_delta,
+        )
+        if same and other.target_kind != spec.target_kind:
+            out.setdefault(other.target_kind, name)
+    return out
 
 
 def _labelled(optimized, spec: RunSpec, obj, guard, target):

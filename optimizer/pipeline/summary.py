@@ -95,6 +95,7 @@ class RunSummary(TypedDict, total=False):
     delta_grid_weaker: dict[str, list[str]]  # δ of the old zCDP curve where each allocation is weaker
     published_variance: dict[str, Any] | None  # published (GLS) variance per fan-out, when available
     geolevels: dict[str, Any]  # each geolevel's own (ε, δ) promise, before and after
+    decision: dict[str, Any]  # the decision table (optimizer.pipeline.decision): per promise, the confirmed cuts
     # ---- the search (Optuna over the convex start)
     seed: int  # the search's random seed
     study_name: str  # the Optuna study's name

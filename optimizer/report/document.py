@@ -4,6 +4,7 @@ tables, figure references) that :mod:`optimizer.report.render` turns into HTML a
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from fractions import Fraction
 from typing import Any
 
@@ -109,6 +110,13 @@ def _target_fields(o: RunSummary) -> dict[str, Any]:
     """What the run's promise was (``target`` of the run summary): one point, or a curve's δ grid
     with the point that binds each allocation (:func:`optimizer.pipeline.stages._target_summary`)."""
     t = o.get("target") or {}
+    if t.get("kind") == "per-geolevel":
+        return {
+            "target_kind": "per-geolevel",
+            "curve_deltas": "",
+            "curve_text": "",
+            "binding_geolevel": str(t.get("binding_geolevel") or "—"),
+        }
     if t.get("kind") != "curve":
         return {"target_kind": "point", "curve_deltas": "", "curve_text": ""}
     deltas = [str(d) for d in t.get("deltas") or []]
@@ -309,7 +317,9 @@ def _side_effects_section(run: RunInputs, s: dict) -> dict | None:
         if f"{k}_delta_upper" in rows[0]
     ]
     conv = s["conversion_label"]
-    covered = "the target curve" if s["target_kind"] == "curve" else "the promised point"
+    covered = {"curve": "the target curve", "per-geolevel": "each geolevel's own promise"}.get(
+        s["target_kind"], "the promised point"
+    )
     paras = [
         f"The ρ of the baseline allocation {s['allocation']} promises, through the {conv} conversion, "
         "a whole curve of (ε, δ), not only the point "
@@ -323,11 +333,16 @@ def _side_effects_section(run: RunInputs, s: dict) -> dict | None:
             paras.append(
                 f"The {name} is weaker than the old zCDP promise at δ = {', '.join(weak)}: there its exact δ exceeds "
                 "the δ the baseline's zCDP budget promises, so the release is no longer covered by that zCDP "
-                f"statement at those points ({covered} itself is kept: the allocation was "
                 + (
-                    "calibrated and confirmed there)."
-                    if s.get("confirmed") == "yes"
-                    else "calibrated there on the proxy pair, not confirmed on all pairs)."
+                    "statement at those points (the allocation keeps every geolevel's own promise, not the "
+                    "release-wide point: that is this scenario's target)."
+                    if s["target_kind"] == "per-geolevel"
+                    else f"statement at those points ({covered} itself is kept: the allocation was "
+                    + (
+                        "calibrated and confirmed there)."
+                        if s.get("confirmed") == "yes"
+                        else "calibrated there on the proxy pair, not confirmed on all pairs)."
+                    )
                 )
             )
         else:
@@ -390,7 +405,9 @@ def _curve_target_section(s: dict) -> dict | None:
 def _sections(acc: Accounting, run: RunInputs, s: dict, pq, pg) -> list[dict]:
     """The report's sections as neutral blocks (rendered to HTML and Markdown), in order; those that
     need an optimizer run appear only with one, and the numbered titles are numbered here."""
+    decision = _decision_section(run)
     secs: list[dict[str, Any]] = [
+        *([decision] if decision is not None else []),
         _summary_section(acc, s),
         _promised_section(s),
         _guaranteed_section(acc, run, s),
@@ -408,6 +425,71 @@ def _sections(acc: Accounting, run: RunInputs, s: dict, pq, pg) -> list[dict]:
             n += 1
             sec["title"] = f"{n}. {rest}"
     return secs
+
+
+def _option_cell(opt: Mapping[str, Any] | None, note: str) -> str:
+    """A decision-table cell: the cut and how it was confirmed, or why there is no number."""
+    if opt is None:
+        return "— (" + note + ")"
+    if not opt.get("certified"):
+        return "NOT CONFIRMED (the proxy pair's figure is in the method sections)"
+    cut = f"{float(opt['variance_drop_percent']):.4f} %"
+    obj = opt.get("objective_drop_percent")
+    if obj is not None and abs(float(obj) - float(opt["variance_drop_percent"])) > 5e-5:
+        cut += f" (objective −{float(obj):.4f} %)"
+    return cut + f"; {opt['certified']}"
+
+
+def _rho_cell(opt: Mapping[str, Any] | None) -> str:
+    return "—" if opt is None else fmt_bound(Fraction(opt["total_rho"]), 6, "up")
+
+
+def _decision_section(run: RunInputs) -> dict[str, Any] | None:
+    """The decision table (:mod:`optimizer.pipeline.decision`): per promise, the confirmed cuts, the
+    new total ρ, side effects and broken geolevel promises; first, so it is the report's first screen."""
+    o = run.optimize
+    if o is None or not o.get("decision"):
+        return None
+    d = o["decision"]
+    rows = []
+    for r in d["rows"]:
+        broken = r.get("geolevels_broken") or {}
+        broken_text = "; ".join(f"{k}: {', '.join(v)}" for k, v in broken.items() if v) or ("none" if broken else "—")
+        rows.append(
+            [
+                ("▶ " if r["selected"] else "") + f"{r['promise']}: {r['statement']}",
+                _option_cell(r["uniform"], r["note"]),
+                _rho_cell(r["uniform"]),
+                _option_cell(r["reallocation"], r["note"]),
+                _rho_cell(r["reallocation"]),
+                r["side_effects"] or "—",
+                broken_text,
+            ]
+        )
+    paras = []
+    if not o.get("confirmed"):
+        paras.append(
+            "NOT CONFIRMED — do not use: this run did not confirm its proposal on every pair of spine paths "
+            + ("(it skipped the confirmation)." if o.get("confirm_skipped") else "(the confirmation failed).")
+        )
+    paras.append(d["sentence"])
+    paras.append(
+        "One row per promise a policymaker might hold (▶ the one this scenario keeps). A cut is the share of "
+        "the weighted sum of noise variances that can go; the uniform cut scales every query's noise alike, "
+        "the reallocation makes no query noisier. A cut not established on every pair (or exactly, geolevel by "
+        "geolevel) shows no number here; the new total ρ is rounded up (exact fractions in optimize.json). "
+        + " ".join(f"{r['promise']}: {r['note']}." for r in d["rows"] if r["note"] != "this run")
+    )
+    head = [
+        "promise kept",
+        "uniform cut",
+        "total ρ",
+        "reallocation (no query noisier)",
+        "total ρ",
+        "side effects",
+        "geolevel promises broken",
+    ]
+    return {"id": "decision", "title": "Decision", "paras": paras, "table": (head, rows)}
 
 
 def _summary_section(acc: Accounting, s: dict) -> dict[str, Any]:
@@ -441,6 +523,13 @@ def _summary_section(acc: Accounting, s: dict) -> dict[str, Any]:
                     f"{s['curve_text']} still holds (confirmed on every pair of records; the binding point is "
                     f"δ = {s['binding_delta_uniform'] or '—'})."
                     if s["target_kind"] == "curve"
+                    and s.get("uniform_confirmed") == "yes"
+                    and s.get("uniform_variance_drop_percent")
+                    else f"{s['uniform_variance_drop_percent']} % of the noise variance can go while every "
+                    "geolevel's own promise still holds (certified on each geolevel's own mechanism; the binding "
+                    f"geolevel is {s['binding_geolevel']}). This target does not keep the release-wide point "
+                    "(the Decision table says by how much)."
+                    if s["target_kind"] == "per-geolevel"
                     and s.get("uniform_confirmed") == "yes"
                     and s.get("uniform_variance_drop_percent")
                     else f"{s['uniform_variance_drop_percent']} % of the noise variance can go while the same "
@@ -484,6 +573,8 @@ def _promised_section(s: dict) -> dict[str, Any]:
                     "target the optimizer keeps",
                     f"every one of {s['curve_text']} (section The whole promised curve)"
                     if s["target_kind"] == "curve"
+                    else "every geolevel's own (ε, δ) at the promised δ (section Per geolevel)"
+                    if s["target_kind"] == "per-geolevel"
                     else "the one point (promised ε, promised δ)",
                 ],
             ],
@@ -559,7 +650,9 @@ def _noise_section(acc: Accounting, run: RunInputs, s: dict) -> dict[str, Any]:
             ),
         ],
         [
-            "uniform rescale (optimizer, all pairs)",
+            "uniform rescale (optimizer, every geolevel's own promise)"
+            if s["target_kind"] == "per-geolevel"
+            else "uniform rescale (optimizer, all pairs)",
             pct(s["uniform_variance_drop_percent"] or None),
             "not checked over all pairs (--no-confirm)" if s.get("uniform_confirmed") == "not checked" else "",
         ],
@@ -579,36 +672,18 @@ def _noise_section(acc: Accounting, run: RunInputs, s: dict) -> dict[str, Any]:
             else "",
         ],
     ]
-    if s["confirmed"]:
-        conf = (
-            (
-                "Confirmed: the optimized noise keeps every point of the target curve for every one of the "
-                f"neighbouring pairs ({_pairs_text(acc, run)}); at the binding point δ = "
-                f"{s['binding_delta_optimized'] or '—'}: {s['worst_pair_text']}."
-                if s["target_kind"] == "curve"
-                else "Confirmed: the optimized noise keeps the promise for every one of the neighbouring pairs "
-                f"({_pairs_text(acc, run)}); {s['worst_pair_text']}."
-            )
-            if s["confirmed"] == "yes"
-            else "Not checked: the optimizer ran without the all-pairs confirmation (--no-confirm), so the optimized "
-            "and uniform drops shown hold for the representative pair only; do not use the optimized allocation "
-            "before `census-plb optimize` confirms it on every pair."
-            if s["confirmed"] == "not checked"
-            else "NOT confirmed: the certified check over all neighbouring pairs failed; do not use the optimized "
-            f"allocation ({s['worst_pair_text']})."
-        )
-    else:
-        conf = (
-            "No optimizer output was available, so this report is accounting-only: the variance drop shown is "
-            f"the uniform rescale for the proxy pair, not confirmed over all {_pairs_text(acc, run)}."
-        )
+    conf = _confirmation_text(acc, run, s)
     return {
         "id": "noise",
         "title": "3. How much noise can go",
         "paras": [
             "If the exact guarantee is better than promised, less noise suffices for the same promise. "
             "The variance drop is the share of the noise variance that can be removed while the exact δ at the "
-            "promised ε stays within the promised δ.",
+            + (
+                "promised ε of every geolevel (its own mechanism) stays within the promised δ."
+                if s["target_kind"] == "per-geolevel"
+                else "promised ε stays within the promised δ."
+            ),
             conf,
         ],
         "table": (["noise allocation", "drop of the weighted sum of variances", "note"], noise_rows),
@@ -620,6 +695,36 @@ def _noise_section(acc: Accounting, run: RunInputs, s: dict) -> dict[str, Any]:
             )
         ],
     }
+
+
+def _confirmation_text(acc: Accounting, run: RunInputs, s: dict) -> str:
+    """Section 3's sentence on what the all-pairs (or per-geolevel) check established."""
+    if s["confirmed"]:
+        return (
+            (
+                "Confirmed: the optimized noise keeps every point of the target curve for every one of the "
+                f"neighbouring pairs ({_pairs_text(acc, run)}); at the binding point δ = "
+                f"{s['binding_delta_optimized'] or '—'}: {s['worst_pair_text']}."
+                if s["target_kind"] == "curve"
+                else "Certified: the optimized noise keeps every geolevel's own promise, each computed exactly on "
+                "that geolevel's mechanism (its queries alone: every pair of spine paths that differ at a geolevel "
+                "gives it the same mechanism, so this is the all-pairs check; section Per geolevel)."
+                if s["target_kind"] == "per-geolevel"
+                else "Confirmed: the optimized noise keeps the promise for every one of the neighbouring pairs "
+                f"({_pairs_text(acc, run)}); {s['worst_pair_text']}."
+            )
+            if s["confirmed"] == "yes"
+            else "Not checked: the optimizer ran without the all-pairs confirmation (--no-confirm), so the optimized "
+            "and uniform drops shown hold for the representative pair only; do not use the optimized allocation "
+            "before `census-plb optimize` confirms it on every pair."
+            if s["confirmed"] == "not checked"
+            else "NOT confirmed: the certified check over all neighbouring pairs failed; do not use the optimized "
+            f"allocation ({s['worst_pair_text']})."
+        )
+    return (
+        "No optimizer output was available, so this report is accounting-only: the variance drop shown is "
+        f"the uniform rescale for the proxy pair, not confirmed over all {_pairs_text(acc, run)}."
+    )
 
 
 def _summary_notes(run: RunInputs, s: dict, secs: list[dict]) -> None:
@@ -639,11 +744,10 @@ def _summary_notes(run: RunInputs, s: dict, secs: list[dict]) -> None:
             )
     if said and secs and secs[0].get("id") == "summary":
         secs[0]["paras"].append(
-            (
-                "Both keep every point of the target curve"
-                if s["target_kind"] == "curve"
-                else "Both keep the promised point"
-            )
+            {
+                "curve": "Both keep every point of the target curve",
+                "per-geolevel": "Both keep every geolevel's own promise",
+            }.get(s["target_kind"], "Both keep the promised point")
             + ", but not every point of the baseline ρ's zCDP curve: on the proxy pair "
             f"the exact δ exceeds that curve for {' and '.join(said)} (section Side effects at other δ)."
         )

@@ -20,6 +20,7 @@ and its 15.08 % (State) … 24.82 % (Block) range (scenario ``su2024-per-geoleve
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
@@ -30,7 +31,7 @@ from accountant import Composition, DiscreteGaussian
 from accountant.decimals import decimal_string
 from optimizer.census.allocation import Allocation, GeolevelBudget
 from optimizer.search import Target, mpf_to_fraction, target_from_allocation
-from optimizer.search.calibrate import _calibrate_rhos
+from optimizer.search.calibrate import Calibration, _calibrate_rhos
 
 __all__ = [
     "NEIGHBOUR_MODELS",
@@ -65,6 +66,16 @@ def _composition(rhos: Sequence[Fraction], model: str):
     for r in rhos:
         counts[r] = counts.get(r, 0) + shifts
     return Composition({DiscreteGaussian(s2(r)): n for r, n in counts.items()})
+
+
+def calibrate_geolevel(shape: Allocation, target: Target, model: str = "census", *, hint: float = 1.0) -> Calibration:
+    """The largest exact factor c with certified δ(target ε) ≤ target δ for the one geolevel of
+    ``shape`` alone under ``model`` (the geolevel's mechanism, not the proxy pair)."""
+    if len(shape.levels) != 1:
+        raise ValueError(f"calibrate_geolevel: {shape.name!r} has {len(shape.levels)} geolevels, expected one")
+    t0 = time.perf_counter()
+    c, d, n = _calibrate_rhos(list(shape.levels[0].rho), target, hint=hint, builder=lambda rs: _composition(rs, model))
+    return Calibration(c, shape.scaled(c), d, n, time.perf_counter() - t0)
 
 
 def geolevel_composition(level: GeolevelBudget, model: str = "census"):

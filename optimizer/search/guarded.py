@@ -20,6 +20,7 @@ from typing import Any
 
 from optimizer.census.allocation import Allocation
 from optimizer.search import calibrate_shape
+from optimizer.search.calibrate import Calibration
 from optimizer.search.objectives import ParetoGuard, convex_optimum
 from optimizer.search.shares import InfeasibleGuard
 
@@ -62,6 +63,7 @@ def calibrated_optimum(
     *,
     on_inaccurate: Callable[[str], None] | None = None,
     solve: Callable[[Fraction, Mapping[tuple[str, str], Fraction] | None], Allocation] | None = None,
+    calibrate: Callable[..., Calibration] | None = None,
 ) -> GuardedOptimum:
     """Minimise Σ a_q/ρ'_q under ``guard`` at the largest total the exact promise ``target`` allows.
 
@@ -74,6 +76,9 @@ def calibrated_optimum(
         solve: ``solve(total, lower)`` → the convex optimum at that total, used instead of
             :func:`~optimizer.search.objectives.convex_optimum` of ``coefficients`` for objectives not of the
             form Σ a_q/ρ'_q (:meth:`optimizer.search.objectives.Objective.optimum`).
+        calibrate: ``calibrate(shape, target, hint=…)`` → the largest exact factor keeping ``target``
+            (default :func:`optimizer.search.calibrate_shape`, the proxy pair; the per-geolevel target
+            passes a geolevel's own mechanism).
 
     Raises:
         optimizer.search.objectives.InfeasibleGuard: the guard needs more budget than the promise allows.
@@ -89,7 +94,7 @@ def calibrated_optimum(
             shape = convex_optimum(baseline, coefficients, total, lower, on_inaccurate=on_inaccurate)
         else:
             raise ValueError("calibrated_optimum: give coefficients or solve")
-        cal = calibrate_shape(shape, target, hint=1.0)
+        cal = (calibrate or calibrate_shape)(shape, target, hint=1.0)
         if cal.c >= 1:
             if guard is not None and not guard.holds(cal.allocation, baseline):  # c ≥ 1 makes this impossible
                 raise AssertionError("calibrated_optimum: guard broken by an upward calibration")
