@@ -8,7 +8,7 @@ A scenario is a small TOML file (the built-in ones in ``scenarios/``) (numbers t
                                        # allocation .csv/.toml (relative to the scenario file)
     conversion = "bun-steinke"         # the zCDP -> (ε, δ) conversion being promised: "bun-steinke" | "cks"
     target_delta = "1e-10"             # exact decimal or fraction string, 0 < δ < 1
-    trials = 30                        # optimizer trials (positive int)
+    trials = 30                        # Optuna trials when the search runs (positive int; see search)
     seed = 20201                       # optimizer seed (int >= 0)
     objective = "mean-relative-variance"  # optional: minimax-relative | mean-relative-variance | sum-variance |
                                        # published-variance
@@ -20,6 +20,8 @@ A scenario is a small TOML file (the built-in ones in ``scenarios/``) (numbers t
                                        # "per-geolevel" (every geolevel's own ε at target_delta)
     curve_deltas = ["1e-1", "1e-15"]   # optional, with target = "curve": the δ grid (exact strings;
                                        # default 1e-1, 1e-2, …, 1e-15)
+    search = "auto"                    # optional: the Optuna search around the convex optimum: "auto" (only
+                                       # for an objective that is not convex: none today), "optuna", "none"
     neighbour_model = "census"         # optional: "census" (σ² = 1/ρ, a replaced record shifts each query
                                        # twice) or "su2024" (σ² = 1/(2ρ), one shift: arXiv 2410.09296) in
                                        # the per-geolevel view (optimizer.search.geolevels)
@@ -92,6 +94,7 @@ _TOP_KEYS = (
     "weights",
     "fan_outs",
     "neighbour_model",
+    "search",
 )
 #: neighbour models a scenario may name (:data:`optimizer.search.geolevels.NEIGHBOUR_MODELS`)
 NEIGHBOUR_MODEL_NAMES = ("census", "su2024")
@@ -138,6 +141,8 @@ class Scenario:
             every δ of ``curve_deltas``, :mod:`optimizer.search.curve_target`) or ``"per-geolevel"``
             (every geolevel's own promise at ``target_delta``, :mod:`optimizer.search.per_geolevel`).
         curve_deltas: the curve's δ grid as written (empty for a point target).
+        search: ``"auto"``, ``"optuna"`` or ``"none"``: whether the Optuna search runs around the
+            calibrated convex optimum (``auto``: only for an objective that is not convex).
         neighbour_model: how one record's change moves each query's noise in the per-geolevel view
             (:mod:`optimizer.search.geolevels`): ``"census"`` (σ² = 1/ρ, two unit shifts per query: a
             replaced record) or ``"su2024"`` (σ² = 1/(2ρ), one shift: the earlier paper's model).
@@ -162,6 +167,7 @@ class Scenario:
     target_kind: str = "point"
     curve_deltas: tuple[str, ...] = ()
     neighbour_model: str = "census"
+    search: str = "auto"
     source: str = field(default="<text>", compare=False)
     sha256: str = field(default="", compare=False)
 
@@ -241,6 +247,8 @@ class Scenario:
             out["curve_deltas"] = list(self.curve_deltas)
         if self.neighbour_model != "census":  # likewise
             out["neighbour_model"] = self.neighbour_model
+        if self.search != "auto":  # likewise
+            out["search"] = self.search
         return out
 
 
@@ -433,6 +441,7 @@ def parse_scenario(text: str, source: str = "<text>", *, expect_name: str | None
         target_kind=target_kind,
         curve_deltas=curve_deltas,
         neighbour_model=_parse_neighbour_model(doc, lines, source),
+        search=_parse_search(doc, lines, source),
         source=source,
         sha256=hashlib.sha256(text.encode()).hexdigest(),
     )
@@ -440,6 +449,8 @@ def parse_scenario(text: str, source: str = "<text>", *, expect_name: str | None
 
 #: the kinds of promise a scenario can ask for
 TARGET_KINDS = ("point", "curve", "per-geolevel")
+#: the ``search`` key: when the Optuna search runs around the calibrated convex optimum
+SEARCH_MODES = ("auto", "optuna", "none")
 
 
 def _parse_neighbour_model(doc: dict, lines: list[str], source: str) -> str:
@@ -453,6 +464,19 @@ def _parse_neighbour_model(doc: dict, lines: list[str], source: str) -> str:
             f"unknown neighbour model {model!r}; expected one of {', '.join(NEIGHBOUR_MODEL_NAMES)}",
         )
     return model
+
+
+def _parse_search(doc: dict, lines: list[str], source: str) -> str:
+    """``search`` (default ``"auto"``), one of :data:`SEARCH_MODES`."""
+    mode = doc.get("search", "auto")
+    if mode not in SEARCH_MODES:
+        raise ScenarioError(
+            source,
+            _line_of(lines, "search"),
+            "search",
+            f"unknown search {mode!r}; expected one of {', '.join(SEARCH_MODES)}",
+        )
+    return mode
 
 
 def _parse_target(doc: dict, lines: list[str], source: str) -> tuple[str, tuple[str, ...]]:

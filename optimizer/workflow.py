@@ -23,6 +23,7 @@ from optimizer.pipeline.accounting import Accounting, Progress, _quiet, compute_
 from optimizer.pipeline.stages import optimize, spec_for
 from optimizer.report import build_report, check_report_outputs, default_report_dir
 from optimizer.report.comparison import comparison_row, fresh_run
+from optimizer.report.inputs import RunInputs
 from optimizer.scenario import list_scenarios, load_scenario
 
 __all__ = ["ReportRequest", "compare_scenarios", "output_dir", "report_scenario", "run_optimizer"]
@@ -39,8 +40,10 @@ class ReportRequest:
         publish: write the committed ``reports/<scenario>/`` (regenerate on purpose).
         skip_optimize: never run the optimizer (the report is then accounting-only without a run).
         force: recompute the run even when a valid one exists.
-        trials: Optuna trials when the optimizer runs (0: the scenario's own count).
-        require_confirmed: reuse only a run confirmed on every pair with at least ``trials`` trials.
+        trials: run the Optuna search with this many trials when the optimizer runs (``None``: as
+            the scenario says: off for a convex objective, its ``trials`` with ``search = "optuna"``).
+        require_confirmed: reuse only a run confirmed on every pair (with at least ``trials``
+            trials when they are asked for).
         scheduler: a Dask scheduler address for the all-pairs confirmations.
         quiet: no progress lines from the optimizer.
     """
@@ -51,7 +54,7 @@ class ReportRequest:
     publish: bool = False
     skip_optimize: bool = False
     force: bool = False
-    trials: int = 3
+    trials: int | None = None
     require_confirmed: bool = False
     scheduler: str | None = None
     quiet: bool = False
@@ -96,12 +99,18 @@ def report_scenario(req: ReportRequest, say: Callable[[str], None]) -> Path:
 
 
 def run_optimizer(
-    scenario_name: str, run_dir: Path, say, trials: int = 0, scheduler: str | None = None, quiet: bool = False
+    scenario_name: str,
+    run_dir: Path,
+    say,
+    trials: int | None = None,
+    scheduler: str | None = None,
+    quiet: bool = False,
 ) -> bool:
     """Run the optimizer pipeline for the scenario and write its result into ``run_dir``
-    (``trials`` > 0 overrides the scenario's trial count); True when a result was written."""
-    spec = spec_for(scenario=scenario_name, trials=trials or None)
-    say(f"running the optimizer for {spec.name} ({spec.trials} trials) into {run_dir}")
+    (``trials``: run the Optuna search with that many trials); True when a result was written."""
+    spec = spec_for(scenario=scenario_name, trials=trials)
+    search = f"Optuna search of {spec.trials} trials" if spec.search else "no Optuna search"
+    say(f"running the optimizer for {spec.name} ({search}) into {run_dir}")
     log = (lambda m: None) if quiet else (lambda m: print(m, file=sys.stderr, flush=True))
     # issue 35 item 2: the non-exact pairs, before any long work
     for line in screen_pairs(spec.allocation).lines(f"the baseline {spec.allocation.name}"):
@@ -126,7 +135,7 @@ def _check_reusable(run_dir: Path, sc, req: ReportRequest, say) -> None:
     if not problems and req.require_confirmed:
         if doc.get("confirm_skipped"):
             problems.append("the run was not confirmed on all pairs (optimize --no-confirm)")
-        want = req.trials or sc.trials
+        want = req.trials if req.trials is not None else (sc.trials if sc.search == "optuna" else 0)
         if int(doc.get("trials_total") or 0) < want:
             problems.append(f"the run has {doc.get('trials_total')} Optuna trials, {want} expected")
     if problems:
@@ -135,16 +144,22 @@ def _check_reusable(run_dir: Path, sc, req: ReportRequest, say) -> None:
 
 
 def compare_scenarios(
-    names: Iterable[str] | None = None, runs_root: str | Path = "runs", *, progress: Progress = _quiet
+    names: Iterable[str] | None = None,
+    runs_root: str | Path = "runs",
+    *,
+    progress: Progress = _quiet,
+    published_only: bool = False,
 ) -> list[dict]:
     """One row per scenario (:func:`optimizer.report.comparison.comparison_row`): total ρ, claimed ε,
     δ target, exact ε at δ and δ at ε (proxy pair), uniform variance drop, and the optimized drop
     when ``<runs_root>/<scenario>/`` holds a run made for these inputs by this code.  The accounting
-    is the one that run stored; for a scenario without one it is computed here (no curves)."""
+    is the one that run stored; for a scenario without one it is computed here (no curves).
+    ``published_only`` (the committed comparison, ``scenario compare --publish``): the optimizer's
+    columns come only from the committed reports made for the same inputs, never from a local run."""
     rows = []
     for name in list(names) if names is not None else list_scenarios():
         sc = load_scenario(name)
-        run = fresh_run(sc, runs_root, progress)
+        run = RunInputs(None) if published_only else fresh_run(sc, runs_root, progress)
         if run.accounting is not None:
             acc = Accounting.from_json(run.accounting, sc)
         else:

@@ -169,11 +169,13 @@ def test_scenario_run_does_not_reuse_an_unchecked_run(work, capsys, monkeypatch)
 def test_scenario_run_reuses_only_a_run_with_enough_trials(work, capsys, monkeypatch):
     monkeypatch.chdir(work)
     (work / "runs").mkdir()
-    shutil.copytree(work / "run", work / "runs" / "toy")  # confirmed, but 1 trial; the scenario wants 2
+    shutil.copytree(work / "run", work / "runs" / "toy")  # confirmed, with 1 trial
     capsys.readouterr()
-    assert main(["scenario", "run", "toy.toml", "--quiet"]) == 2
+    assert main(["scenario", "run", "toy.toml", "--trials", "2", "--quiet"]) == 2
     assert "the run has 1 Optuna trials, 2 expected" in capsys.readouterr().err
     assert main(["scenario", "run", "toy.toml", "--trials", "1", "--quiet"]) == 0  # what was asked for: reused
+    # the scenario's own setting: its objective is convex, so it asks for no search; the run is reused
+    assert main(["scenario", "run", "toy.toml", "--quiet"]) == 0
     assert "Confirmed" in (work / "runs" / "toy" / "report" / "report.html").read_text(encoding="utf-8")
 
 

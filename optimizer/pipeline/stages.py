@@ -78,6 +78,9 @@ class RunSpec:
             overrides); a bare built-in allocation is a scenario of that name with the defaults.
         allocation: the baseline :class:`optimizer.census.allocation.Allocation` it tunes.
         trials: Optuna trials to run now; seed: the study's seed.
+        search: whether the Optuna search runs around the calibrated convex optimum (off by default
+            for a convex objective, whose calibrated convex optimum is the answer; on when the
+            scenario says ``search = "optuna"`` or the caller gives a trial count).
         recorded: whether the run records the scenario in its inputs (not for a bare allocation).
     """
 
@@ -86,6 +89,7 @@ class RunSpec:
     trials: int
     seed: int
     recorded: bool = True
+    search: bool = True
 
     @property
     def name(self) -> str:
@@ -179,7 +183,11 @@ def spec_for(
         target_delta_text=dlt,
     )
     n_seed = seed if seed is not None else scen.seed
-    return RunSpec(scen, scen.load_allocation(), int(n_trials), int(n_seed), recorded=scen.source != "<built-in>")
+    convex = O.get_objective(scen.objective, where=f"objective of {scen.name}").convex
+    search = trials is not None or scen.search == "optuna" or (scen.search == "auto" and not convex)
+    return RunSpec(
+        scen, scen.load_allocation(), int(n_trials), int(n_seed), recorded=scen.source != "<built-in>", search=search
+    )
 
 
 def _bare_scenario(name: str) -> Scenario:
@@ -921,13 +929,9 @@ def _dec(x: Fraction, mode: str) -> str:
     return decimal_string(x, 20, mode)
 
 
-def _reallocate_for(spec, obj, guard, alloc, target, c_u, uniform, d_u, weights, out, storage, log) -> dict[str, Any]:
-    """Stages 2 and 3 for the chosen objective: the calibrated convex optimum under the guard
-    (:func:`optimizer.search.guarded.calibrated_optimum`), then the Optuna search around it, kept only if
-    it beats that start and meets the guard. minimax-relative: the uniform rescale (its optimum)."""
-    if obj.name == "minimax-relative":
-        log("objective minimax-relative: its optimum is the uniform rescale (no search needed)")
-        return _no_search(uniform, c_u, d_u, "minimax-relative: the uniform rescale is the optimum; no search was run")
+def _convex_start(spec: RunSpec, obj, guard, alloc, target, c_u: Fraction, weights, log):
+    """Stage 2: the objective's convex optimum under the guard, calibrated on the proxy pair
+    (:func:`optimizer.search.guarded.calibrated_optimum`)."""
     start = calibrated_optimum(
         alloc,
         target,
@@ -941,6 +945,24 @@ def _reallocate_for(spec, obj, guard, alloc, target, c_u, uniform, d_u, weights,
         + (f" ({guard.describe()})" if guard else " (no guard)")
         + f": objective drop {obj.drop_percent(start.allocation, alloc, weights):.4f}% in {start.rounds} round(s)"
     )
+    return start
+
+
+def _reallocate_for(spec, obj, guard, alloc, target, c_u, uniform, d_u, weights, out, storage, log) -> dict[str, Any]:
+    """Stages 2 and 3 for the chosen objective: the calibrated convex optimum under the guard
+    (:func:`optimizer.search.guarded.calibrated_optimum`), then the Optuna search around it, kept only if
+    it beats that start and meets the guard. minimax-relative: the uniform rescale (its optimum)."""
+    if obj.name == "minimax-relative":
+        log("objective minimax-relative: its optimum is the uniform rescale (no search needed)")
+        return _no_search(uniform, c_u, d_u, "minimax-relative: the uniform rescale is the optimum; no search was run")
+    start = _convex_start(spec, obj, guard, alloc, target, c_u, weights, log)
+    if not spec.search:
+        note = (
+            f"no Optuna search: {obj.name} is convex, so its calibrated convex optimum is the answer "
+            '(search = "optuna" in the scenario, or --trials N, runs one)'
+        )
+        log(note)
+        return _no_search(start.allocation, start.c, start.delta, note)
 
     def score(a) -> float:
         return float(obj.value(a, alloc, weights))

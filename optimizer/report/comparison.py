@@ -28,6 +28,10 @@ COMPARISON_COLUMNS = (
     "exact_delta_at_claimed_epsilon",
     "exact_delta_error",
     "uniform_variance_drop_percent_proxy",
+    "decision_target",
+    "decision_uniform_cut_percent",
+    "decision_reallocation_cut_percent",
+    "decision_new_total_rho",
     "optimized_variance_drop_percent",
     "confirmed",
     "exact_delta_upper_at_claimed_epsilon",
@@ -41,6 +45,10 @@ COMPARISON_COLUMNS = (
 #: the optimizer's results a comparison row takes from a published report when no local run is
 #: fresh (only when the report was made for the same inputs, :func:`_published_row`).
 PUBLISHED_FIELDS = (
+    "decision_target",
+    "decision_uniform_cut_percent",
+    "decision_reallocation_cut_percent",
+    "decision_new_total_rho",
     "optimized_variance_drop_percent",
     "confirmed",
     "objective",
@@ -147,7 +155,9 @@ def write_comparison(rows: list[dict], out_dir: str | Path | None = None) -> tup
         "claimed ε (zCDP)",
         "exact ε at δ (safe side)",
         "exact δ at claimed ε (certified upper bound)",
-        "uniform drop (proxy pair)",
+        "target",
+        "uniform cut (confirmed)",
+        "reallocation cut (confirmed)",
         "objective",
         "mean σ'²/σ², optimized (uniform rescale)",
         "queries noisier",
@@ -157,13 +167,17 @@ def write_comparison(rows: list[dict], out_dir: str | Path | None = None) -> tup
     lines = [
         "# Scenario comparison: zCDP claim vs exact accounting",
         "",
-        "Exact values are certified, for the proxy pair (full spine with itself). The uniform drop "
-        "keeps every query's share and cuts all noise variances by the same factor. The optimizer's "
+        "Exact values are certified, for the proxy pair (full spine with itself). Each scenario keeps its own "
+        "target (the point, the zCDP curve or every geolevel's own promise): the uniform cut keeps every "
+        "query's share and cuts all noise variances by the same factor, the reallocation makes no query "
+        "noisier; both as established for that target (confirmed on every pair, or exactly per geolevel), "
+        "the share of the weighted sum of noise variances. The optimizer's "
         "columns are the scenario's own objective with its Pareto guard (no query noisier than in the "
         "scenario's allocation when the guard is on): the mean over queries of the relative variance "
         "σ'²/σ² it reaches, next to the uniform rescale's, and how many queries get more noise; taken "
-        "from runs/<scenario>/optimize.json when that run is for these inputs and this code, else from "
-        "the published report of the same inputs (computed by the code that published it), else —.",
+        "from runs/<scenario>/optimize.json when that run is for these inputs and this code (not for the "
+        "committed comparison, `scenario compare --publish`), else from the committed report of the same "
+        "inputs (computed by the code that published it), else —.",
         "",
         "| " + " | ".join(head) + " |",
         "|" + "---|" * len(head),
@@ -181,7 +195,9 @@ def write_comparison(rows: list[dict], out_dir: str | Path | None = None) -> tup
                     fmt_bound(r["exact_epsilon_at_target_delta"], 8, "up"),
                     f"≤ {fmt_bound(r.get('exact_delta_upper_at_claimed_epsilon'), 6, 'up')}"
                     + (f" ({TOLERANCE_MARK})" if r.get("tolerance_met") == "no" else ""),
-                    pct(r["uniform_variance_drop_percent_proxy"] or None, 2),
+                    r.get("decision_target") or "—",
+                    pct(r.get("decision_uniform_cut_percent") or None, 4),
+                    pct(r.get("decision_reallocation_cut_percent") or None, 4),
                     r.get("objective") or "—",
                     _mrv_pair(r.get("mean_relative_variance"), r.get("uniform_mean_relative_variance")),
                     str(r.get("n_queries_noisier") if r.get("n_queries_noisier") not in (None, "") else "—"),

@@ -76,9 +76,29 @@ def _summary(acc: Accounting, run: RunInputs) -> dict[str, Any]:
         "tolerance_met": "no" if missed else "yes",
         "tolerance_not_met": "; ".join(missed),
         **_target_fields(o),
+        **_decision_fields(o),
         # a built-in allocation is the Bureau's production one; anything else is the user's what-if
         "production": acc.scenario.allocation in BUILTIN_NAMES,
     }
+
+
+def _decision_fields(o: RunSummary) -> dict[str, str]:
+    """The decision row the scenario's target selects (:mod:`optimizer.pipeline.decision`), flat: its
+    promise and its established cuts ("" when not established) — what ``scenario compare`` shows."""
+    d = o.get("decision") or {}
+    row = next((r for r in d.get("rows", []) if r.get("selected")), None)
+    out = {"decision_target": "", "decision_uniform_cut_percent": "", "decision_reallocation_cut_percent": ""}
+    out["decision_new_total_rho"] = ""
+    if row is None:
+        return out
+    out["decision_target"] = row["promise"]
+    for key, opt in (("uniform", row.get("uniform")), ("reallocation", row.get("reallocation"))):
+        if opt and opt.get("certified"):
+            out[f"decision_{key}_cut_percent"] = f"{float(opt['variance_drop_percent']):.4f}"
+    realloc = row.get("reallocation") or {}
+    if realloc.get("certified"):
+        out["decision_new_total_rho"] = fmt_bound(Fraction(realloc["total_rho"]), 8, "up")
+    return out
 
 
 def _worst_pair_text(o: RunSummary) -> str:
@@ -417,7 +437,9 @@ def _sections(acc: Accounting, run: RunInputs, s: dict, pq, pg) -> list[dict]:
     optional = [_curve_target_section(s), _side_effects_section(run, s)]
     optional += [_published_section(run), _geolevel_section(run)]
     secs += [sec for sec in optional if sec is not None]
-    secs += [_where_section(run, pq, pg), _provenance_section(acc, run)]
+    secs += [_where_section(run, pq, pg)]
+    appendix = _appendix_section(s, pq, pg)
+    secs += [*([appendix] if appendix is not None else []), _provenance_section(acc, run)]
     n = 0
     for sec in secs:  # number the sections in order (some appear only with an optimizer run)
         head, sep, rest = sec["title"].partition(". ")
@@ -657,11 +679,6 @@ def _noise_section(acc: Accounting, run: RunInputs, s: dict) -> dict[str, Any]:
             "not checked over all pairs (--no-confirm)" if s.get("uniform_confirmed") == "not checked" else "",
         ],
         [
-            "zCDP-optimum shape (optimizer)",
-            pct(s["zcdp_optimum_variance_drop_percent"] or None),
-            "minimises the weighted sum of variances at the zCDP total, no guard: some queries get more noise",
-        ],
-        [
             f"optimized for {s['objective']} (optimizer)" if s.get("objective") else "optimized (optimizer)",
             pct(s["optimized_variance_drop_percent"] or None),
             (
@@ -685,6 +702,7 @@ def _noise_section(acc: Accounting, run: RunInputs, s: dict) -> dict[str, Any]:
                 else "promised ε stays within the promised δ."
             ),
             conf,
+            *([f"How the reallocation was found: {s['search_note']}."] if s.get("search_note") else []),
         ],
         "table": (["noise allocation", "drop of the weighted sum of variances", "note"], noise_rows),
         "figures": [
@@ -753,6 +771,29 @@ def _summary_notes(run: RunInputs, s: dict, secs: list[dict]) -> None:
         )
 
 
+def _appendix_section(s: dict, pq, pg) -> dict[str, Any] | None:
+    """The unguarded sum-variance optimum, never proposed: how much it would cut and how many queries it
+    makes noisier (counted from the run's per-query table)."""
+    if not s.get("zcdp_optimum_variance_drop_percent") or not pq or any(r["zcdp_optimum_sigma2"] == "" for r in pq):
+        return None
+    noisier = sum(1 for r in pq if to_mpf(r["zcdp_optimum_sigma2"]) > to_mpf(r["baseline_sigma2"]))
+    return {
+        "id": "appendix",
+        "title": "Appendix: the sum-variance optimum (not proposed)",
+        "paras": [
+            f"Not proposed: makes {noisier} of {len(pq)} queries noisier. Minimising the weighted sum of noise "
+            "variances with no guard (the zCDP optimum, calibrated by the exact accountant on the proxy pair) "
+            f"would cut that sum by {pct(s['zcdp_optimum_variance_drop_percent'])}, mostly by moving budget to "
+            "the geolevels with the smallest budgets, whose variances dominate the sum; the geolevels with "
+            "a negative drop below get more noise than today."
+        ],
+        "table": (
+            ["geolevel", "drop of its summed variance (sum-variance optimum)"],
+            [[r["geolevel"], pct(r["drop_percent_zcdp_optimum"] or None, 2)] for r in pg],
+        ),
+    }
+
+
 def _where_section(run: RunInputs, pq, pg) -> dict[str, Any]:
     """Where the noise reduction lands: per geolevel, per query, and the pairs' heat map."""
     pg_rows = [
@@ -763,8 +804,8 @@ def _where_section(run: RunInputs, pq, pg) -> dict[str, Any]:
             pct(r["rho_share_percent"], 2),
             r["weight"],
             pct(r["drop_percent_uniform"] or None, 2),
-            pct(r["drop_percent_zcdp_optimum"] or None, 2),
             pct(r["drop_percent_optimized"] or None, 2),
+            " → ".join(r[k] or "—" for k in ("noise_sd_baseline", "noise_sd_uniform", "noise_sd_optimized")),
         ]
         for r in pg
     ]
@@ -775,7 +816,6 @@ def _where_section(run: RunInputs, pq, pg) -> dict[str, Any]:
             fmt(r["baseline_rho"], 6),
             fmt(r["baseline_sigma2"], 6),
             pct(r["drop_percent_uniform"] or None, 2),
-            pct(r["drop_percent_zcdp_optimum"] or None, 2),
             pct(r["drop_percent_optimized"] or None, 2),
         ]
         for r in pq
@@ -784,7 +824,12 @@ def _where_section(run: RunInputs, pq, pg) -> dict[str, Any]:
         ("fig_geolevel_drop.png", "Variance removed per geolevel (summed over its queries)."),
         ("fig_query_drop.png", "Variance removed per query."),
     ]
-    paras = ["Where the noise reduction lands: per geolevel (the summed noise variance of its queries) and per query."]
+    paras = [
+        "Where the noise reduction lands: per geolevel (the summed noise variance of its queries) and per query. "
+        "The noise SD is the typical error of one noisy count of that geolevel (the measurement, before "
+        "post-processing), in persons: the root mean square of √σ² over its queries (σ² the raw noise variance), "
+        "today → after the uniform cut → after the reallocation."
+    ]
     heat = _heatmap_rows(run)
     if heat is not None:
         where_figs.append(
@@ -814,13 +859,20 @@ def _where_section(run: RunInputs, pq, pg) -> dict[str, Any]:
                 "share of ρ",
                 "weight",
                 "drop (uniform)",
-                "drop (zCDP-opt.)",
                 "drop (optimized)",
+                "noise SD, persons (today → uniform → optimized)",
             ],
             pg_rows,
         ),
         "table2": (
-            ["geolevel", "query", "ρ", "σ² (published)", "drop (uniform)", "drop (zCDP-opt.)", "drop (optimized)"],
+            [
+                "geolevel",
+                "query",
+                "ρ",
+                "σ² (raw noise variance)",
+                "drop (uniform)",
+                "drop (optimized)",
+            ],
             pq_rows,
         ),
         "figures": where_figs,

@@ -118,12 +118,12 @@ def _curve_figures(acc: Accounting, run: RunInputs, figs: dict[str, bytes]) -> N
 
 
 def _drop_figures(acc: Accounting, pq: list[dict], pg: list[dict], figs: dict[str, bytes]) -> None:
-    """The variance removed per geolevel and per query (bars per allocation)."""
+    """The variance removed per geolevel and per query (bars per proposed allocation: the uniform cut and
+    the reallocation; the unguarded sum-variance optimum is not proposed, it is in the appendix table)."""
     sc = acc.scenario
     # per-geolevel bars
     series = [
         ("drop_percent_uniform", "uniform", "tab:orange"),
-        ("drop_percent_zcdp_optimum", "zCDP-optimum shape", "tab:purple"),
         ("drop_percent_optimized", "optimized", "tab:green"),
     ]
     fig = _figure(8, 4.5)

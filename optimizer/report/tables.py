@@ -59,6 +59,12 @@ def per_geolevel_table(acc: Accounting, pq: list[dict]) -> list[dict]:
                 return ""
             return f"{float((1 - sum(to_mpf(r[col]) for r in rows) / base) * 100):.4f}"
 
+        def sd(col, rows=rows):
+            """Root-mean-square noise standard deviation of one count of this geolevel, in persons."""
+            if not rows or any(r[col] == "" for r in rows):
+                return ""
+            return f"{float(mpmath.sqrt(sum(to_mpf(r[col]) for r in rows) / len(rows))):.2f}"
+
         out.append(
             {
                 "geolevel": g,
@@ -69,6 +75,9 @@ def per_geolevel_table(acc: Accounting, pq: list[dict]) -> list[dict]:
                 "drop_percent_uniform": drop("uniform_sigma2"),
                 "drop_percent_zcdp_optimum": drop("zcdp_optimum_sigma2"),
                 "drop_percent_optimized": drop("optimized_sigma2"),
+                "noise_sd_baseline": sd("baseline_sigma2"),
+                "noise_sd_uniform": sd("uniform_sigma2"),
+                "noise_sd_optimized": sd("optimized_sigma2"),
             }
         )
     return out

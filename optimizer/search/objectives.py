@@ -106,6 +106,8 @@ class Objective:
         name: the scenario's ``objective`` value.
         description: one line a report can print next to the number.
         scale_free: whether a uniform rescale changes it by the same factor for every weighting.
+        convex: whether it is convex in the budgets ρ'_q (then its calibrated convex optimum is the
+            answer, and the Optuna search is off unless a scenario asks for it).
         fan_outs: published-variance only: the hierarchy's fan-outs (``None``: the shipped 2020
             ones, :func:`optimizer.search.published_variance.default_fan_outs`); set with :meth:`with_fan_outs`.
     """
@@ -114,6 +116,7 @@ class Objective:
     description: str
     scale_free: bool
     fan_outs: FanOuts | None = None
+    convex: bool = True
 
     def with_fan_outs(self, fan_outs: FanOuts | None) -> Objective:
         """This objective with the scenario's fan-outs (only meaningful for published-variance)."""

@@ -23,7 +23,12 @@ def configure(p) -> None:
     r = sub.add_parser("run", help="optimize (if needed) and write the report of one scenario")
     r.add_argument("name")
     r.add_argument("--skip-optimize", action="store_true", help="accounting-only unless optimizer output exists")
-    r.add_argument("--trials", type=int, default=0, help="Optuna trials (default 0 = the scenario's count)")
+    r.add_argument(
+        "--trials",
+        type=int,
+        default=None,
+        help="run the Optuna search with this many trials (default: as the scenario says)",
+    )
     r.add_argument("--force", action="store_true", help="recompute the optimizer run even if one exists")
     r.add_argument(
         "--scheduler",
@@ -93,7 +98,8 @@ def run(args) -> int:
         if not args.quiet:
             print(msg, file=sys.stderr, flush=True)
 
-    rows = compare_scenarios(args.names or None, args.runs, progress=say)
+    # the committed comparison shows only committed results (reports/<name>/ of the same inputs)
+    rows = compare_scenarios(args.names or None, args.runs, progress=say, published_only=args.publish)
     csv_path, md_path = write_comparison(rows, out_dir)
     print(md_path.read_text(encoding="utf-8"), end="")
     say(f"wrote {csv_path} and {md_path}")
