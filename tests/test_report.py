@@ -308,7 +308,7 @@ def test_pairs_file_without_summary_or_for_other_allocation_is_not_shown(toy, tm
 def test_pairs_file_labelled_with_its_allocation(report):
     out, _ = report
     assert (
-        "for the baseline allocation, from profile_pairs.csv, at the ε closest to the promise"
+        "for the baseline allocation, from profile_pairs.csv, at ε = 5.0, relative to the baseline's zCDP claim δ(ε"
         in (out / "report.md").read_text()
     )
 

@@ -18,7 +18,7 @@ from optimizer.pipeline.side_effects import weaker_points
 from optimizer.pipeline.summary import RunSummary
 from optimizer.report.inputs import RunInputs, tolerance_flags
 from optimizer.report.provenance_block import provenance
-from optimizer.report.tables import _heatmap_rows
+from optimizer.report.tables import _heatmap_rows, _optimized_curve, _pair_matrix
 
 
 def _summary(acc: Accounting, run: RunInputs) -> dict[str, Any]:
@@ -437,7 +437,7 @@ def _sections(acc: Accounting, run: RunInputs, s: dict, pq, pg) -> list[dict]:
     optional = [_curve_target_section(s), _side_effects_section(run, s)]
     optional += [_published_section(run), _geolevel_section(run)]
     secs += [sec for sec in optional if sec is not None]
-    secs += [_where_section(run, pq, pg)]
+    secs += [_where_section(acc, run, pq, pg)]
     appendix = _appendix_section(s, pq, pg)
     secs += [*([appendix] if appendix is not None else []), _provenance_section(acc, run)]
     n = 0
@@ -644,15 +644,47 @@ def _guaranteed_section(acc: Accounting, run: RunInputs, s: dict) -> dict[str, A
                 ),
             ],
         ),
-        "figures": [
-            (
-                "fig_eps_delta.png",
-                "Privacy curves: the zCDP claim (dashed) and the exact curves (proxy pair); where the dashed "
-                "curve is above an exact one, the exact guarantee is stronger than the claim; "
-                "the dotted lines mark the promise.",
-            )
-        ],
+        "figures": [("fig_eps_delta.png", _eps_delta_caption(acc, run))],
     }
+
+
+def _and(items: list[str]) -> str:
+    """'a', 'a and b', 'a, b and c'."""
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
+
+
+def _eps_delta_caption(acc: Accounting, run: RunInputs) -> str:
+    """The ε–δ figure's caption, from its data: over which ε the zCDP claim lies above each exact curve,
+    and where an exact curve crosses it (there the old zCDP statement no longer covers that noise)."""
+    claim = {round(float(c["eps"]), 9): to_mpf(c["zcdp_claim_delta"]) for c in acc.curves}
+    curves = {
+        "the published noise": [(float(c["eps"]), to_mpf(c["baseline_exact_delta"])) for c in acc.curves],
+        "the uniformly reduced noise": [(float(c["eps"]), to_mpf(c["uniform_exact_delta"])) for c in acc.curves],
+        "the optimized noise": [(e, to_mpf(d)) for e, d in _optimized_curve(run)],
+    }
+    if not claim:
+        return "Privacy curves: none computed."
+    lo, hi = min(claim), max(claim)
+    below, crossing = [], []
+    for name, pts in curves.items():
+        over = [e for e, d in pts if round(e, 9) in claim and d > claim[round(e, 9)]]
+        if not pts:
+            continue
+        if over:
+            crossing.append(f"{name} from ε = {fmt(min(over), 6)} on")
+        else:
+            below.append(name)
+    text = (
+        f"Privacy curves for ε = {fmt(lo, 5)} … {fmt(hi, 5)}: the zCDP claim (dashed grey) and the exact curves of "
+        "the proxy pair; the dotted lines mark the promise. "
+    )
+    if below:
+        text += "The claim lies above the exact curve of " + _and(below) + " over the whole range (there the "
+        text += "exact guarantee is stronger than the claim)"
+    if crossing:
+        text += ("; it" if below else "The claim") + " lies below the exact curve of " + _and(crossing)
+        text += " (there the exact δ exceeds the old zCDP claim: section Side effects at other δ)"
+    return text + "."
 
 
 def _noise_section(acc: Accounting, run: RunInputs, s: dict) -> dict[str, Any]:
@@ -794,7 +826,12 @@ def _appendix_section(s: dict, pq, pg) -> dict[str, Any] | None:
     }
 
 
-def _where_section(run: RunInputs, pq, pg) -> dict[str, Any]:
+def _path_legend(acc: Accounting) -> tuple[list[str], list[list[str]]]:
+    """The spine paths M_i of the allocation's release and the geolevels each is measured at."""
+    return ["path", "geolevels"], [[f"M{p.index}", " › ".join(p.pattern)] for p in paths_of(acc.allocation)]
+
+
+def _where_section(acc: Accounting, run: RunInputs, pq, pg) -> dict[str, Any]:
     """Where the noise reduction lands: per geolevel, per query, and the pairs' heat map."""
     pg_rows = [
         [
@@ -831,18 +868,24 @@ def _where_section(run: RunInputs, pq, pg) -> dict[str, Any]:
         "today → after the uniform cut → after the reallocation."
     ]
     heat = _heatmap_rows(run)
-    if heat is not None:
+    pm = _pair_matrix(run, acc.eps_claim, acc) if heat is not None else None
+    legend: list[tuple[str, tuple[list[str], list[list[str]]]]] = []
+    if heat is not None and pm is not None:
+        m, eps_key, n_pairs, _promised, how = pm
+        top = max(v for row in m for v in row if v == v)  # the largest ratio (NaN cells skipped)
         where_figs.append(
             (
                 "fig_pairs_heatmap.png",
-                f"Certified δ of every pair of spine paths [M_i, M_j] for {heat[1]}, at the ε closest to the "
-                "promise (named in the title), relative to the promise: the colour is the certified upper bound "
-                "of δ divided by the promised δ at that ε; the promise (ratio 1) is marked on the colour bar, "
-                "so every cell below the mark keeps it. The brightest cell has the largest upper bound; "
-                "it is the worst pair only when its lower "
-                "bound is above every other pair's upper bound (section 3 says whether it is).",
+                f"Certified δ of each of the {n_pairs} pairs of spine paths [M_i, M_j] for {heat[1]}, at "
+                f"ε = {fmt(eps_key, 10)}, relative to {how}: the colour is the certified upper bound of δ divided "
+                "by that δ; the promise (ratio 1) is marked on the colour bar, so every cell below the mark keeps "
+                f"it. The largest ratio is {fmt_bound(top, 4, 'up')}"
+                + (" (above the promise)" if top > 1 else " (the promise is kept on every pair)")
+                + "; its cell is the worst pair only when its lower bound is above every other pair's upper bound "
+                "(section 3 says whether it is). The path numbers are listed below the tables.",
             )
         )
+        legend = [("Spine paths (the heat map's numbers: the geolevels each path is measured at)", _path_legend(acc))]
     else:
         paras.append("No per-pair results were available, so no worst-pair heat map is shown.")
     for why in run.pairs_ignored:
@@ -864,17 +907,13 @@ def _where_section(run: RunInputs, pq, pg) -> dict[str, Any]:
             ],
             pg_rows,
         ),
-        "table2": (
-            [
-                "geolevel",
-                "query",
-                "ρ",
-                "σ² (raw noise variance)",
-                "drop (uniform)",
-                "drop (optimized)",
-            ],
-            pq_rows,
-        ),
+        "more_tables": [
+            (
+                "Per query",
+                (["geolevel", "query", "ρ", "σ² (raw noise variance)", "drop (uniform)", "drop (optimized)"], pq_rows),
+            ),
+            *legend,
+        ],
         "figures": where_figs,
     }
 

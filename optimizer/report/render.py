@@ -41,9 +41,9 @@ def render_html(title: str, secs: list[dict], figs: dict[str, bytes]) -> str:
                     f'<figure><img alt="{e(cap)}" src="data:image/png;base64,{b64}">'
                     f"<figcaption>{e(cap)}</figcaption></figure>"
                 )
-        if "table2" in s:
-            out.append("<details open><summary>Per query</summary>")
-            out.append(table(s["table2"]))
+        for title, spec in s.get("more_tables", []):
+            out.append(f"<details open><summary>{e(title)}</summary>")
+            out.append(table(spec))
             out.append("</details>")
         out.append("</section>")
     page = string.Template(_template("page.html"))
@@ -81,6 +81,6 @@ def render_markdown(title: str, secs: list[dict], figs: dict[str, bytes]) -> str
         for name, cap in s.get("figures", []):
             if name in figs:
                 out += [f"![{_md(cap)}]({name})", ""]
-        if "table2" in s:
-            out += ["Per query:", "", table(s["table2"]), ""]
+        for title, spec in s.get("more_tables", []):
+            out += [f"{_md(title)}:", "", table(spec), ""]
     return "\n".join(out).rstrip("\n") + "\n"
