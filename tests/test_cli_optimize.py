@@ -101,3 +101,14 @@ def test_scenario_list_has_a_header(capsys):
     assert main(["scenario", "list"]) == 0
     first = capsys.readouterr().out.splitlines()[0].split()
     assert first[:4] == ["scenario", "allocation", "conversion", "delta"]
+
+
+def test_scenario_list_fits_100_columns_unless_wide(capsys):
+    """Issue 34 item 7: a header, the target of each scenario, lines cut at 100 columns (--wide: full)."""
+    assert main(["scenario", "list"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].split()[:5] == ["scenario", "allocation", "conversion", "delta", "target"]
+    assert max(len(x) for x in lines) <= 100 and any(x.endswith("…") for x in lines)
+    assert any(" per-geolevel " in x for x in lines)
+    assert main(["scenario", "list", "--wide"]) == 0
+    assert max(len(x) for x in capsys.readouterr().out.splitlines()) > 100

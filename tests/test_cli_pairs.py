@@ -101,6 +101,11 @@ def test_pairs_text_output(capsys, tmp_path):
     )
     text = capsys.readouterr().out
     assert "1 of 946 pairs" in text and "1-1" in text
+    assert max(len(line) for line in text.splitlines()) <= 100  # issue 34 item 7: fits 100 columns
+    argv = ["pairs", "--allocation", "dhc-persons", "--eps", "20", "--pair", "1,1", "--cache", str(tmp_path)]
+    assert main([*argv, "--no-progress", "--wide"]) == 0
+    wide = capsys.readouterr().out
+    assert "max delta (midpoint)" in wide and max(len(line) for line in wide.splitlines()) > 100
 
 
 def test_pairs_bad_allocation_is_one_line(capsys):

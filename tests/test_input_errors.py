@@ -159,7 +159,7 @@ def test_optimize_trials_0_on_a_new_study_is_refused(tmp_path, capsys):
         capsys, ["optimize", "--allocation", "pl94-units", "--trials", "0", "--no-confirm", "--out", str(out)]
     )
     assert "--trials 0" in err and "no existing study" in err
-    assert not (out / "optuna.journal").exists() and "stage 1" not in err
+    assert not (out / "optuna.journal").exists() and "uniform cut on the proxy pair" not in err
 
 
 def test_optimize_workers_0_is_refused_before_the_trials(tmp_path, capsys):

@@ -119,8 +119,15 @@ def test_account_json_bounds_are_outward(capsys):
     assert Fraction(erow["eps_zcdp_bun_steinke"]) > Fraction(erow["eps"])
 
 
-def test_account_text_labels_the_columns(capsys):
-    assert main(["account", *TWO, "--eps", "1", "--delta", "1e-10"]) == 0
+def test_account_text_fits_100_columns_and_wide_labels_every_column(capsys):
+    """Issue 34 item 7: the default tables fit 100 columns (the certified upper bound, its error, the
+    claim); ``--wide`` shows every column."""
+    assert main(["account", *TWO, "--eps", "1,2,3", "--delta", "1e-10"]) == 0
+    text = capsys.readouterr().out
+    assert max(len(line) for line in text.splitlines()) <= 100
+    for label in ("delta upper (up)", "± error (up)", "eps (safe side, up)", "tol met"):
+        assert label in text, label
+    assert main(["account", *TWO, "--eps", "1", "--delta", "1e-10", "--wide"]) == 0
     text = capsys.readouterr().out
     for label in (
         "delta (midpoint)",

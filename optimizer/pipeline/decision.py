@@ -225,7 +225,8 @@ def _rho_row(alloc, s, selected: bool) -> DecisionRow:
             f"{_pct(shape)} but makes some queries noisier (appendix)"
         )
     kept: dict[str, list[str]] = {"uniform": [], "reallocation": []}
-    return DecisionRow("rho", f"total ρ = {alloc.total_rho}", none, none, "none", kept, note, selected)
+    rho = decimal_string(alloc.total_rho, 10, "nearest", notation="auto")
+    return DecisionRow("rho", f"total ρ = {rho}", none, none, "none", kept, note, selected)
 
 
 def decision(

@@ -336,7 +336,10 @@ def _release_stages(spec: RunSpec, point, out: Path, sweep: _Sweeper, *, confirm
     alloc, weights = spec.allocation, spec.weights
     target, points, c_u, uniform, d_u = _stage1(spec, point, log)
     sweep.points = points
-    log(f"stage 1 uniform: c = {float(c_u):.10f}  drop {100 * (1 - 1 / float(c_u)):.4f}%")
+    log(
+        f"uniform cut on the proxy pair: every noise variance × {float(1 / c_u):.10f}, "
+        f"{100 * (1 - 1 / float(c_u)):.4f} % of the noise variance can go"
+    )
     c_u_proxy = c_u
     watching = WATCH_PAIRS and confirm and spec.target_kind == "point"
     watch: tuple[tuple[int, int], ...] = ()
@@ -470,7 +473,7 @@ def _zcdp_stage(alloc, weights, target, c_u: Fraction, log) -> dict[str, Any]:
     zshape, zinfo = S.zcdp_optimum(alloc, weights, return_info=True)
     zcal = S.calibrate_shape(zshape, target, hint=float(c_u))
     drop = S.variance_drop_percent(zcal.allocation, alloc, weights)
-    log(f"zCDP optimum of the weighted variance (no guard): drop {drop:.4f}%")
+    log(f"sum-variance optimum (not proposed: some queries get noisier): {drop:.4f} % of the summed variance")
     return {
         "calibrated": zcal,
         "summary": {
@@ -510,8 +513,10 @@ class _Sweeper:
     log: Callable[[str], None]
     records: list[dict[str, Any]] = field(default_factory=list)
 
-    def __call__(self, allocation, cache: str, label: str, max_rounds: int = 3):
-        self.log(f"confirming {label} on all pairs …")
+    def __call__(self, allocation, cache: str, label: str, max_rounds: int = 3, why: str = ""):
+        self.log(
+            f"sweep {len(self.records) + 1}: confirming {label} on all pairs" + (f" ({why})" if why else "") + " …"
+        )
         conf = confirm_mod.confirm(
             allocation,
             self.points,
@@ -582,7 +587,7 @@ def _watch_uniform(alloc, target, c_u: Fraction, log):
 def _confirm_stage(sweep: _Sweeper, ctx: _Reallocation, uniform, c_u: Fraction, log) -> _Confirmed:
     """Confirm the uniform rescale, then the optimized allocation (re-solved with the pairs it watches,
     and under the Pareto guard), each on all pairs."""
-    conf_u = sweep(uniform, "cache-uniform", "the uniform rescale")
+    conf_u = sweep(uniform, "cache-uniform", "the uniform rescale", why="its first check")
     c_u = c_u * conf_u.recalibration
     log(
         f"uniform rescale confirmed={conf_u.passed} on {conf_u.n_pairs} pairs; {conf_u.worst_text()}; "
@@ -636,7 +641,7 @@ def _confirm_optimized(sweep: _Sweeper, ctx: _Reallocation, log):
             f"watching pairs {_pairs_text(watch_o)} (the largest pairs [M_i, M_i] of the optimized "
             f"allocation; proxy δ lowered by {float(ratio):.6g}; {time.perf_counter() - t_watch:.1f} s)"
         )
-    conf = sweep(optimized, "cache", "the optimized allocation", 1 if ctx.watching else 3)
+    conf = sweep(optimized, "cache", "the optimized allocation", 1 if ctx.watching else 3, why="its first check")
     for k in range(GUARD_RESOLVES if ctx.watching else 0):
         if conf.passed:
             break
@@ -649,7 +654,8 @@ def _confirm_optimized(sweep: _Sweeper, ctx: _Reallocation, log):
         optimized, c_opt, ratio = resolve(conf.allocation.total_rho, ratio)
         ctx.search["note"] += f"; re-solved with {len(watch_o)} watched pairs"
         label = f"the optimized allocation (re-solved, {len(watch_o)} pairs watched)"
-        conf = sweep(optimized, "cache", label, 3 if k + 1 == GUARD_RESOLVES else 1)
+        why = f"pairs {_pairs_text(over)} exceeded or neared the promise in the last sweep; re-solved with them watched"
+        conf = sweep(optimized, "cache", label, 3 if k + 1 == GUARD_RESOLVES else 1, why=why)
     return conf, c_opt, watch_o
 
 
@@ -666,7 +672,7 @@ def _keep_guard(sweep: _Sweeper, ctx: _Reallocation, conf, conf_u, log):
         total = conf.allocation.total_rho * (1 - GUARD_MARGIN)
         log(f"the all-pairs recalibration broke the Pareto guard: re-solving at total ρ {float(total):.10g}")
         shape = ctx.obj.optimum(alloc, ctx.weights, total, guard.lower_bounds(alloc))
-        conf = sweep(shape, "cache", "the optimized allocation (re-solved)")
+        conf = sweep(shape, "cache", "the optimized allocation (re-solved)", why="the recalibration broke the guard")
         ctx.search["note"] += f"; re-solved at the all-pairs total {conf.allocation.total_rho}"
     if guard is not None and not guard.holds(conf.allocation, alloc):
         # the all-pairs recalibration lowered every budget below the guard: report the uniform
@@ -941,7 +947,7 @@ def _convex_start(spec: RunSpec, obj, guard, alloc, target, c_u: Fraction, weigh
         solve=lambda t, lo: obj.optimum(alloc, weights, t, lo),
     )
     log(
-        f"stage 2 convex optimum of {obj.name}"
+        f"reallocation: the convex optimum of {obj.name}"
         + (f" ({guard.describe()})" if guard else " (no guard)")
         + f": objective drop {obj.drop_percent(start.allocation, alloc, weights):.4f}% in {start.rounds} round(s)"
     )

@@ -393,7 +393,7 @@ def _curve_target_section(s: dict) -> dict | None:
         return None
     paras = [
         f"The promise kept here is the whole curve: every one of {s['curve_text']} ({s['conversion_label']} "
-        "conversion of the baseline ρ), each checked on every pair of records. A uniform cut or a reallocation is "
+        "conversion of the baseline ρ), each checked on every pair of spine paths. A uniform cut or a reallocation is "
         "only as large as its binding point allows: the point whose worst pair comes closest to its δ. On the proxy "
         f"pair the binding point is δ = {s.get('binding_delta_proxy') or '—'}."
     ]
@@ -524,10 +524,10 @@ def _summary_section(acc: Accounting, s: dict) -> dict[str, Any]:
         "paras": [
             (
                 f"The Census Bureau describes the privacy of its 2020 production allocation {sc.allocation} "
-                f"with a single number ρ = {s['total_rho']} "
+                f"with a single number ρ = {s['total_rho_decimal']} "
                 if s["production"]
                 else f"The what-if allocation {sc.allocation} (written for this scenario; not a Census Bureau "
-                f"production allocation) has a single zCDP budget ρ = {s['total_rho']} "
+                f"production allocation) has a single zCDP budget ρ = {s['total_rho_decimal']} "
             )
             + "(zero-concentrated differential privacy). Turned into the usual (ε, δ) language with the "
             f"{s['conversion_label']} formula, this promises "
@@ -535,14 +535,14 @@ def _summary_section(acc: Accounting, s: dict) -> dict[str, Any]:
             "The exact calculation shows the promise is kept with room to spare: at that ε, for the proxy pair "
             "(two records that pass through every geolevel) the exact δ is at most "
             f"{s['exact_delta_upper_at_claimed_epsilon']} (certified), "
-            f"about {fmt(overshoot, 3)} times the promised δ; other pairs of records can be higher "
+            f"about {fmt(overshoot, 3)} times the promised δ; other pairs of spine paths can be higher "
             "(section 3 checks every pair). "
             + (
                 ("Keeping the Bureau's own balance" if s["production"] else "Keeping this allocation's balance")
                 + " between queries and geolevels and scaling every noise variance down by the same factor, "
                 + (
                     f"{s['uniform_variance_drop_percent']} % of the noise variance can go while every one of "
-                    f"{s['curve_text']} still holds (confirmed on every pair of records; the binding point is "
+                    f"{s['curve_text']} still holds (confirmed on every pair of spine paths; the binding point is "
                     f"δ = {s['binding_delta_uniform'] or '—'})."
                     if s["target_kind"] == "curve"
                     and s.get("uniform_confirmed") == "yes"
@@ -555,10 +555,10 @@ def _summary_section(acc: Accounting, s: dict) -> dict[str, Any]:
                     and s.get("uniform_confirmed") == "yes"
                     and s.get("uniform_variance_drop_percent")
                     else f"{s['uniform_variance_drop_percent']} % of the noise variance can go while the same "
-                    f"promise still holds (confirmed on every pair of records)."
+                    f"promise still holds (confirmed on every pair of spine paths)."
                     if s.get("uniform_confirmed") == "yes" and s.get("uniform_variance_drop_percent")
                     else f"{s['uniform_variance_drop_percent_proxy']} % of the noise variance can go "
-                    "while the same promise still holds (for the representative pair of records)."
+                    "while the same promise still holds (for the proxy pair of spine paths only)."
                 )
             ),
             *_reallocation_paragraphs(s),
@@ -760,15 +760,15 @@ def _confirmation_text(acc: Accounting, run: RunInputs, s: dict) -> str:
                 "that geolevel's mechanism (its queries alone: every pair of spine paths that differ at a geolevel "
                 "gives it the same mechanism, so this is the all-pairs check; section Per geolevel)."
                 if s["target_kind"] == "per-geolevel"
-                else "Confirmed: the optimized noise keeps the promise for every one of the neighbouring pairs "
+                else "Confirmed: the optimized noise keeps the promise for every pair of spine paths "
                 f"({_pairs_text(acc, run)}); {s['worst_pair_text']}."
             )
             if s["confirmed"] == "yes"
             else "Not checked: the optimizer ran without the all-pairs confirmation (--no-confirm), so the optimized "
-            "and uniform drops shown hold for the representative pair only; do not use the optimized allocation "
+            "and uniform drops shown hold for the proxy pair only; do not use the optimized allocation "
             "before `census-plb optimize` confirms it on every pair."
             if s["confirmed"] == "not checked"
-            else "NOT confirmed: the certified check over all neighbouring pairs failed; do not use the optimized "
+            else "NOT confirmed: the certified check over all pairs of spine paths failed; do not use the optimized "
             f"allocation ({s['worst_pair_text']})."
         )
     return (

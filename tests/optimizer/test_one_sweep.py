@@ -67,6 +67,10 @@ def test_a_failed_sweep_re_solves_with_the_failing_pairs_watched(tmp_path, few_p
     assert summary["pair_sweeps"] == 3 and len(summary["confirmations"]) == 3
     assert summary["watched_pairs"][0] == [6, 6]
     assert any("exceed or near the promise: re-solving with them watched" in m for m in lines)
+    # issue 34 item 7: every sweep says why it runs
+    sweeps = [m for m in lines if m.startswith("sweep ")]
+    assert len(sweeps) == 3 and sweeps[0].startswith("sweep 1: confirming the uniform rescale")
+    assert "exceeded or neared the promise in the last sweep; re-solved with them watched" in sweeps[2]
     # the re-solved allocation keeps the Pareto guard and the promise on the proxy and on every pair
     assert summary["confirmed"] is True and summary["pareto_guard_met"] is True
     assert Fraction(summary["optimized_total_rho"]) > spec.allocation.total_rho

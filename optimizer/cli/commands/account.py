@@ -72,6 +72,9 @@ def configure(p) -> None:
     )
     p.add_argument("--digits", type=int, default=20, help=f"significant digits printed (1 to {MAX_DIGITS}, default 20)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.add_argument(
+        "--wide", action="store_true", help="every column (midpoint, lower bound); default: tables fit 100 columns"
+    )
 
 
 def _split(text: str) -> list[str]:
@@ -263,7 +266,16 @@ def _print_tables(args, comp, rows: list[dict], erows: list[dict], delta_list) -
     if _rho_note(args):
         print(f"note: {_rho_note(args)}")
     w = max(n + 8, 20)
-    if rows:
+    wide = bool(getattr(args, "wide", False))
+    if rows and not wide:  # the certified upper bound, its error and the claim: fits 100 columns
+        e = min(max(8, *(len(r["eps"]) for r in rows)), 24)
+        print(f"{'eps':>{e}}  {'delta upper (up)':>{w}}  {'± error (up)':>12}  {'zCDP claim (BS)':>15}  tol met")
+        for row in rows:
+            print(
+                f"{row['eps']:>{e}}  {row['delta_upper']:>{w}}  {row['delta_error']:>12}  "
+                f"{row['delta_zcdp_bun_steinke']:>15}  {'yes' if row['tolerance_met'] else 'NO'}"
+            )
+    if rows and wide:
         print(
             f"{'eps':>24}  {'delta (midpoint)':>{w}}  {'± error (up)':>12}  {'delta lower (down)':>{w}}  "
             f"{'delta upper (up)':>{w}}  {'zCDP claim (BS)':>15}  tol met"
@@ -277,14 +289,16 @@ def _print_tables(args, comp, rows: list[dict], erows: list[dict], delta_list) -
     if erows:
         k = _CLAIM_DIGITS
         print(
-            f"{'delta':>12}  {'eps (safe side, up)':>{w}}  {'eps lower (down)':>{w}}  {'zCDP BS (up)':>{k + 6}}  "
-            f"{'zCDP CKS (up)':>{k + 6}}  tol met"
+            f"{'delta':>12}  {'eps (safe side, up)':>{w}}  "
+            + (f"{'eps lower (down)':>{w}}  " if wide else "")
+            + f"{'zCDP BS (up)':>{k + 6}}  {'zCDP CKS (up)':>{k + 6}}  tol met"
         )
         for dl, erow in zip(delta_list, erows):
             lower = "—" if erow["eps_lower"] is None else erow["eps_lower"]
             bs = _up(zcdp.epsilon_bun_steinke(rho, dl), k, "auto")
             cks = _up(zcdp.epsilon_cks(rho, dl), k, "auto")
             print(
-                f"{erow['delta']:>12}  {erow['eps']:>{w}}  {lower:>{w}}  {bs:>{k + 6}}  {cks:>{k + 6}}  "
-                f"{'yes' if erow['tolerance_met'] else 'NO'}"
+                f"{erow['delta']:>12}  {erow['eps']:>{w}}  "
+                + (f"{lower:>{w}}  " if wide else "")
+                + f"{bs:>{k + 6}}  {cks:>{k + 6}}  {'yes' if erow['tolerance_met'] else 'NO'}"
             )

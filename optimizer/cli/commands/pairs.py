@@ -59,6 +59,9 @@ def configure(p) -> None:
     )
     p.add_argument("--out", default=None, metavar="DIR", help="write <allocation>_pairs.csv, _worst.csv and .json here")
     p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.add_argument(
+        "--wide", action="store_true", help="every column and the full note; default: output fits 100 columns"
+    )
     p.add_argument("--limit-pairs", type=int, default=None, metavar="K", help="only the first K pairs (quick runs)")
     p.add_argument("--pair", action="append", default=[], metavar="I,J", help="only this pair (repeatable)")
     p.add_argument(
@@ -197,7 +200,7 @@ def run(args) -> int:
             if w:
                 print(f"census-plb pairs: {w}", file=sys.stderr)
         return 0
-    _print_grid(name, s)
+    _print_grid(name, s, wide=bool(getattr(args, "wide", False)))
     for line in worst_pair_lines(s):
         print(line)
     print(exactness_line(s))
@@ -248,15 +251,34 @@ def _only_pairs(args) -> list[tuple[int, int]] | None:
     return only
 
 
-def _print_grid(name: str, s: dict) -> None:
-    """The text table: per ε the worst pair (named only when certain), max δ, the main pair, the claim."""
+def _print_grid(name: str, s: dict, wide: bool = False) -> None:
+    """The text table: per ε the worst pair (named only when certain), max δ, the main pair, the claim
+    (``wide``: also the midpoint and its error, all digits; else it fits 100 columns)."""
+    import textwrap
+
     from accountant.decimals import decimal_string
 
     def short(x: str | None, k: int, mode: str = "nearest") -> str:
         return "" if not x else decimal_string(x, k, mode)
 
     print(f"{name}: {s['n_pairs']} of {s['n_pairs_all']} pairs of {s['n_paths']} paths, rho = {s['rho']}")
-    print(f"note: {s['note']}")
+    print(f"note: {s['note']}" if wide else textwrap.fill(f"note: {s['note']}", 100, subsequent_indent="  "))
+    if not wide:
+        print(
+            f"{'eps':>14}  {'worst pair':>10}  {'max delta upper (up)':>20}  {'main [13,13]':>15}  "
+            f"{'zCDP claim (BS)':>15}  certain  tol met"
+        )
+        for g in s["grid"]:
+            pair = "-".join(map(str, g["worst_pair"])) if g["certain"] else "none"
+            tol_met = "yes" if g.get("tolerance_met", True) else f"NO ({g.get('n_tolerance_misses', '?')})"
+            print(
+                f"{g['eps'] if len(g['eps']) <= 14 else decimal_string(g['eps'], 10, 'nearest', notation='auto'):>14}  "
+                f"{pair:>10}  "
+                f"{short(g['worst_delta_upper'], 12, 'up'):>20}  {short(g['main_pair_delta'], 10):>15}  "
+                f"{short(g['zcdp_claim_delta'], 6, 'up'):>15}  "
+                f"{'yes' if g['certain'] else 'no (' + str(len(g['candidates'])) + ')':>7}  {tol_met}"
+            )
+        return
     print(
         f"{'eps':>22}  {'worst pair':>10}  {'max delta (midpoint)':>27}  {'± error (up)':>12}  "
         f"{'max delta upper (up)':>27}  {'main [13,13]':>16}  {'zCDP claim (BS)':>15}  certain  tol met"

@@ -12,6 +12,7 @@ Runs write into the git-ignored runs/ folder; the committed reports/ change only
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 HELP = "list / run / compare the scenarios in scenarios/*.toml"
 
@@ -19,7 +20,8 @@ HELP = "list / run / compare the scenarios in scenarios/*.toml"
 def configure(p) -> None:
     sub = p.add_subparsers(dest="action", metavar="ACTION")
     sub.required = True
-    sub.add_parser("list", help="list the scenarios")
+    ls = sub.add_parser("list", help="list the scenarios")
+    ls.add_argument("--wide", action="store_true", help="full descriptions (default: lines fit 100 columns)")
     r = sub.add_parser("run", help="optimize (if needed) and write the report of one scenario")
     r.add_argument("name")
     r.add_argument("--skip-optimize", action="store_true", help="accounting-only unless optimizer output exists")
@@ -54,16 +56,27 @@ def configure(p) -> None:
         q.add_argument("--quiet", action="store_true", help="no progress output")
 
 
-def run(args) -> int:
+def _print_list(wide: bool) -> None:
+    """The scenarios, one per line under a header; lines cut at 100 columns unless ``wide``."""
     from optimizer.scenario import list_scenarios, load_scenario
 
+    rows = []
+    for name in list_scenarios():
+        sc = load_scenario(name)
+        rows.append(
+            (name, Path(sc.allocation).stem, sc.conversion, sc.target_delta_text, sc.target_kind, sc.description)
+        )
+    head = ("scenario", "allocation", "conversion", "delta", "target", "description")
+    widths = [max(len(r[k]) for r in (head, *rows)) for k in range(5)]
+    for r in (head, *rows):
+        line = "  ".join(f"{c:{widths[k]}}" for k, c in enumerate(r[:5])) + "  " + r[5]
+        print(line if wide or len(line) <= 100 else line[:99] + "…")
+
+
+def run(args) -> int:
+
     if args.action == "list":
-        print(f"{'scenario':28s} {'allocation':14s} {'conversion':12s} {'delta':13s} description")
-        for name in list_scenarios():
-            sc = load_scenario(name)
-            print(
-                f"{name:28s} {sc.allocation:14s} {sc.conversion:12s} delta={sc.target_delta_text:7s} {sc.description}"
-            )
+        _print_list(bool(getattr(args, "wide", False)))
         return 0
     if args.action == "run":
         from optimizer.cli.commands.report import _progress
