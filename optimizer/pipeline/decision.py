@@ -28,12 +28,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
+from decimal import Decimal
 from fractions import Fraction
 from typing import Any
 
 from accountant.decimals import decimal_string
 from optimizer.census.allocation import Allocation
-from optimizer.search import Target, proxy_delta
+from optimizer.search import Target, proxy_delta, target_from_allocation
 from optimizer.search.geolevels import geolevel_promises
 from optimizer.search.per_geolevel import floor_to_grid
 from optimizer.search.proxy import mpf_to_fraction
@@ -76,6 +77,11 @@ def _point_statement(s: Mapping[str, Any]) -> str:
     """The promised point in words (ε rounded down: the promise is not overstated)."""
     eps = decimal_string(Fraction(str(s["target_epsilon"])), 12, "down", notation="auto")
     return f"ε = {eps} at δ = {s['target_delta']} on every pair of spine paths"
+
+
+def _down(x: Fraction) -> str:
+    """``x`` to 3 significant digits, rounded down (a lower bound stays one)."""
+    return decimal_string(x, 3, "down", notation="auto")
 
 
 def _pct(x: float) -> str:
@@ -127,7 +133,34 @@ def _point_row(alloc, s, grid, selected: bool) -> DecisionRow:
     )
 
 
-def _curve_row(alloc, s, grid, selected: bool, floor: str | None, others: Mapping[str, str]) -> DecisionRow:
+#: δ below a curve target's floor at which the decision table says what happens (not kept there)
+BELOW_FLOOR = ("1e-20", "1e-30")
+
+
+def _below_floor(alloc: Allocation, proposals: Mapping[str, Allocation], conversion: str, floor: str) -> str:
+    """What a curve-target proposal does below the curve's floor: the certified lower bound of its proxy
+    δ over the old zCDP curve's δ at ε = conversion(ρ, δ), at δ = floor/10 and :data:`BELOW_FLOOR`."""
+    deltas = [format(Decimal(floor) / 10, "g"), *(d for d in BELOW_FLOOR if Fraction(d) < Fraction(floor))]
+    parts = []
+    for label, new in proposals.items():
+        ratios = []
+        for d in deltas:
+            t = target_from_allocation(alloc, delta=d, conversion=conversion)
+            lower = mpf_to_fraction(proxy_delta(new, t, rtol=SIDE_EFFECT_RTOL).lower)
+            ratios.append(f"δ = {d}: ≥ {_down(lower / Fraction(d))}×")
+        parts.append(f"{label}: " + ", ".join(ratios))
+    return "below the floor, exact δ over the old curve's δ (proxy pair; above 1: not kept there) — " + "; ".join(parts)
+
+
+def _curve_row(
+    alloc,
+    s,
+    grid,
+    selected: bool,
+    floor: str | None,
+    others: Mapping[str, str],
+    proposals: Mapping[str, Allocation] | None = None,
+) -> DecisionRow:
     statement = f"the baseline ρ's zCDP curve at every δ from 1e-1 down to {floor or 'a floor'}"
     if not selected:
         return DecisionRow(
@@ -148,7 +181,17 @@ def _curve_row(alloc, s, grid, selected: bool, floor: str | None, others: Mappin
         statement,
         row.uniform,
         row.reallocation,
-        f"kept on the grid down to δ = {floor}; below it not checked",
+        f"kept on the grid down to δ = {floor}; "
+        + (
+            _below_floor(
+                alloc,
+                {"uniform cut": proposals["uniform"], "reallocation": proposals["reallocation"]},
+                s["conversion"],
+                floor,
+            )
+            if proposals is not None and floor is not None
+            else "below it not checked"
+        ),
         row.geolevels_broken,
         "this run",
         True,
@@ -190,7 +233,7 @@ def _geolevel_row(alloc, s, target: Target, weights, obj, proposals: Mapping[str
         ratio = lower / Fraction(target.delta)
         point_text.append(
             f"{texts[label]}: the release's point δ ≥ {decimal_string(lower, 3, 'down')} "
-            f"({float(ratio):.3g}× the promise)"
+            f"(≥ {_down(ratio)}× the promise)"
         )
     return DecisionRow(
         "per-geolevel",
@@ -273,7 +316,7 @@ def decision(
             else "not this run's target",
             False,
         ),
-        _curve_row(alloc, summary, grid, target_kind == "curve", curve_floor, others),
+        _curve_row(alloc, summary, grid, target_kind == "curve", curve_floor, others, proposals),
         _geolevel_row(alloc, summary, target, weights, objective, proposals if target_kind == "per-geolevel" else None),
         _rho_row(alloc, summary, False),
     ]

@@ -97,3 +97,31 @@ def test_the_report_opens_with_the_decision_and_an_unconfirmed_run_says_so(uncon
     rest = md.replace("NOT CONFIRMED", "").replace("not confirmed", "")
     said = [m.start() for m in re.finditer(r"(?<![\w_])confirmed", rest, re.IGNORECASE)]
     assert not said, [rest[max(0, i - 80) : i + 20] for i in said]
+
+
+def test_a_curve_run_says_what_happens_below_its_floor(tmp_path):
+    """Issue 34 item 1: the curve row names its δ floor and what happens below it — at δ = 1e-30 the
+    curve-keeping cut is far above the old zCDP curve (checked here from the closed-form Bun–Steinke ε
+    and the accountant, not from the decision code)."""
+    import mpmath
+
+    from optimizer.census.allocation import Allocation
+    from optimizer.search import proxy_composition
+
+    res = optimize(spec_for(scenario="dhc-persons-curve"), tmp_path, confirm=False)
+    row = _row(res.summary["decision"], "curve")
+    assert row["selected"] and "down to 1e-15" in row["statement"]
+    m = re.search(
+        r"uniform cut: δ = 1e-16: ≥ ([0-9.]+)×, δ = 1e-20: ≥ ([0-9.]+)×, δ = 1e-30: ≥ ([0-9.]+)×", row["side_effects"]
+    )
+    assert m, row["side_effects"]
+    uniform = Allocation.from_toml(res.allocation_toml)  # minimax-relative: its optimum is the uniform cut
+    rho = load_builtin("dhc-persons").total_rho
+    with mpmath.workdps(40):
+        r = mpmath.mpf(rho.numerator) / rho.denominator
+        eps = r + 2 * mpmath.sqrt(r * mpmath.log(mpmath.mpf(10) ** 30))
+        d = proxy_composition(uniform).delta(eps, tol=1e-60, rtol=1e-6)
+        ratio = d.lower / mpmath.mpf("1e-30")
+    shown = mpmath.mpf(m.group(3))
+    assert ratio > 10 and shown <= ratio and ratio - shown < mpmath.mpf("0.1")  # 3 digits, rounded down
+    assert 1 < float(m.group(1)) < float(m.group(2)) < float(m.group(3))
