@@ -826,6 +826,26 @@ def _appendix_section(s: dict, pq, pg) -> dict[str, Any] | None:
     }
 
 
+def _heatmap_caption(acc: Accounting, run: RunInputs) -> str | None:
+    """The heat map's caption from its data: which allocation, at which ε, relative to which δ, and
+    its largest ratio (``None``: no per-pair results)."""
+    heat = _heatmap_rows(run)
+    pm = _pair_matrix(run, acc.eps_claim, acc) if heat is not None else None
+    if heat is None or pm is None:
+        return None
+    m, eps_key, n_pairs, _promised, how = pm
+    top = max(v for row in m for v in row if v == v)  # the largest ratio (NaN cells skipped)
+    return (
+        f"Certified δ of each of the {n_pairs} pairs of spine paths [M_i, M_j] for {heat[1]}, at "
+        f"ε = {fmt(eps_key, 10)}, relative to {how}: the colour is the certified upper bound of δ divided "
+        "by that δ; the promise (ratio 1) is marked on the colour bar, so every cell below the mark keeps "
+        f"it. The largest ratio is {fmt_bound(top, 4, 'up')}"
+        + (" (above the promise)" if top > 1 else " (the promise is kept on every pair)")
+        + "; its cell is the worst pair only when its lower bound is above every other pair's upper bound "
+        "(section 3 says whether it is). The path numbers are listed below the tables."
+    )
+
+
 def _path_legend(acc: Accounting) -> tuple[list[str], list[list[str]]]:
     """The spine paths M_i of the allocation's release and the geolevels each is measured at."""
     return ["path", "geolevels"], [[f"M{p.index}", " › ".join(p.pattern)] for p in paths_of(acc.allocation)]
@@ -867,24 +887,10 @@ def _where_section(acc: Accounting, run: RunInputs, pq, pg) -> dict[str, Any]:
         "post-processing), in persons: the root mean square of √σ² over its queries (σ² the raw noise variance), "
         "today → after the uniform cut → after the reallocation."
     ]
-    heat = _heatmap_rows(run)
-    pm = _pair_matrix(run, acc.eps_claim, acc) if heat is not None else None
+    heat = _heatmap_caption(acc, run)
     legend: list[tuple[str, tuple[list[str], list[list[str]]]]] = []
-    if heat is not None and pm is not None:
-        m, eps_key, n_pairs, _promised, how = pm
-        top = max(v for row in m for v in row if v == v)  # the largest ratio (NaN cells skipped)
-        where_figs.append(
-            (
-                "fig_pairs_heatmap.png",
-                f"Certified δ of each of the {n_pairs} pairs of spine paths [M_i, M_j] for {heat[1]}, at "
-                f"ε = {fmt(eps_key, 10)}, relative to {how}: the colour is the certified upper bound of δ divided "
-                "by that δ; the promise (ratio 1) is marked on the colour bar, so every cell below the mark keeps "
-                f"it. The largest ratio is {fmt_bound(top, 4, 'up')}"
-                + (" (above the promise)" if top > 1 else " (the promise is kept on every pair)")
-                + "; its cell is the worst pair only when its lower bound is above every other pair's upper bound "
-                "(section 3 says whether it is). The path numbers are listed below the tables.",
-            )
-        )
+    if heat is not None:
+        where_figs.append(("fig_pairs_heatmap.png", heat))
         legend = [("Spine paths (the heat map's numbers: the geolevels each path is measured at)", _path_legend(acc))]
     else:
         paras.append("No per-pair results were available, so no worst-pair heat map is shown.")
