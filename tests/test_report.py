@@ -393,8 +393,7 @@ def test_comparison_takes_a_published_report_only_for_the_same_inputs(toy, tmp_p
 
 def test_comparison_reads_the_published_inputs_from_provenance_json(toy, tmp_path, monkeypatch):
     """Issue 33 item 3: a report records its inputs in provenance.json (scenario and allocation sha256,
-    the report code's hash); scenario compare matches on that file, not on report.md's text (a report
-    written before the file existed is still matched by its provenance table)."""
+    the report code's hash); scenario compare matches on that file only, never on report.md's text."""
     import json
     import shutil
 
@@ -413,7 +412,16 @@ def test_comparison_reads_the_published_inputs_from_provenance_json(toy, tmp_pat
     (work / "reports" / "toy" / "provenance.json").write_text(json.dumps(record))
     (row,) = compare_scenarios([str(work / "toy.toml")], runs_root=work / "no-runs")
     assert row["optimized_source"] in ("", None)
-    # without the file (a report of older code), the provenance table of report.md is read
+    # without the file, the report is not matched (its report.md is never parsed for inputs or numbers)
     (work / "reports" / "toy" / "provenance.json").unlink()
     (row,) = compare_scenarios([str(work / "toy.toml")], runs_root=work / "no-runs")
-    assert row["optimized_source"] == "published report (reports/toy/)"
+    assert row["optimized_source"] in ("", None)
+
+
+def test_the_page_title_is_the_reports_not_a_tables(report):
+    """The page's <title> and <h1> name the report (a loop over the extra tables once reused the
+    name and the page came out titled "Per query" or "Spine paths …")."""
+    out, _ = report
+    html = (out / "report.html").read_text(encoding="utf-8")
+    assert re.search(r"<h1>(.*?)</h1>", html).group(1) == "Privacy-loss budget report: toy"
+    assert re.search(r"<title>(.*?)</title>", html).group(1) == "Privacy-loss budget report: toy"

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import csv as _csv
 import json
-import re
 from pathlib import Path
 
 from optimizer.atomic import atomic_write_text, check_writable
@@ -109,26 +108,16 @@ def _published_row(sc, s: dict) -> dict[str, str]:
 
 
 def _published_inputs(folder: Path) -> dict | None:
-    """The inputs a published report records: its ``provenance.json``; for a report written before that
-    file existed, the two sha256 of its provenance table in ``report.md`` (read once more, until those
-    reports are regenerated)."""
+    """The inputs a published report records in its ``provenance.json`` (``None``: no such file, or
+    not a JSON object — such a report is not matched; its text is never parsed for numbers)."""
     record = folder / "provenance.json"
-    if record.is_file():
-        try:
-            doc = json.loads(record.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            return None
-        return doc if isinstance(doc, dict) else None
-    md = folder / "report.md"
-    if not md.is_file():
+    if not record.is_file():
         return None
-    text = md.read_text(encoding="utf-8")
-    m_sc = re.search(r"^\| scenario file \| .*\(sha256 ([0-9a-f]{64})\) \|$", text, re.M)
-    m_al = re.search(r"^\| allocation \| .*\(sha256 ([0-9a-f]{64})\) \|$", text, re.M)
-    return {
-        "scenario_file_sha256": m_sc.group(1) if m_sc else None,
-        "allocation_sha256": m_al.group(1) if m_al else None,
-    }
+    try:
+        doc = json.loads(record.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return doc if isinstance(doc, dict) else None
 
 
 def _mrv_pair(opt, uni) -> str:

@@ -495,13 +495,13 @@ def _decision_section(run: RunInputs) -> dict[str, Any] | None:
             + ("(it skipped the confirmation)." if o.get("confirm_skipped") else "(the confirmation failed).")
         )
     paras.append(d["sentence"])
-    paras.append(
+    after = [
         "One row per promise a policymaker might hold (▶ the one this scenario keeps). A cut is the share of "
         "the weighted sum of noise variances that can go; the uniform cut scales every query's noise alike, "
         "the reallocation makes no query noisier. A cut not established on every pair (or exactly, geolevel by "
         "geolevel) shows no number here; the new total ρ is rounded up (exact fractions in optimize.json). "
         + " ".join(f"{r['promise']}: {r['note']}." for r in d["rows"] if r["note"] != "this run")
-    )
+    ]
     head = [
         "promise kept",
         "uniform cut",
@@ -511,7 +511,7 @@ def _decision_section(run: RunInputs) -> dict[str, Any] | None:
         "side effects",
         "geolevel promises broken",
     ]
-    return {"id": "decision", "title": "Decision", "paras": paras, "table": (head, rows)}
+    return {"id": "decision", "title": "Decision", "paras": paras, "table": (head, rows), "after": after}
 
 
 def _summary_section(acc: Accounting, s: dict) -> dict[str, Any]:

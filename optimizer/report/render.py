@@ -34,6 +34,7 @@ def render_html(title: str, secs: list[dict], figs: dict[str, bytes]) -> str:
             out.append(f"<p{cls}>{e(p)}</p>")
         if "table" in s:
             out.append(table(s["table"]))
+        out.extend(f"<p>{e(p)}</p>" for p in s.get("after", []))
         for name, cap in s.get("figures", []):
             if name in figs:
                 b64 = base64.b64encode(figs[name]).decode("ascii")
@@ -41,8 +42,8 @@ def render_html(title: str, secs: list[dict], figs: dict[str, bytes]) -> str:
                     f'<figure><img alt="{e(cap)}" src="data:image/png;base64,{b64}">'
                     f"<figcaption>{e(cap)}</figcaption></figure>"
                 )
-        for title, spec in s.get("more_tables", []):
-            out.append(f"<details open><summary>{e(title)}</summary>")
+        for caption, spec in s.get("more_tables", []):
+            out.append(f"<details open><summary>{e(caption)}</summary>")
             out.append(table(spec))
             out.append("</details>")
         out.append("</section>")
@@ -78,9 +79,11 @@ def render_markdown(title: str, secs: list[dict], figs: dict[str, bytes]) -> str
             out += [_md(p), ""]
         if "table" in s:
             out += [table(s["table"]), ""]
+        for p in s.get("after", []):
+            out += [_md(p), ""]
         for name, cap in s.get("figures", []):
             if name in figs:
                 out += [f"![{_md(cap)}]({name})", ""]
-        for title, spec in s.get("more_tables", []):
-            out += [f"{_md(title)}:", "", table(spec), ""]
+        for caption, spec in s.get("more_tables", []):
+            out += [f"{_md(caption)}:", "", table(spec), ""]
     return "\n".join(out).rstrip("\n") + "\n"
