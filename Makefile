@@ -4,7 +4,7 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo lint test test-slow bench clean browser
+.PHONY: demo lint test test-slow bench clean browser screenshots
 
 # the packages whose doctests run with the tests (see [tool.pytest.ini_options] in pyproject.toml)
 PACKAGES := accountant optimizer scenarios bench
@@ -39,6 +39,10 @@ test: $(STAMP) browser lint
 # everything, the slow checks included (all 946 pairs, full benchmarks)
 test-slow: $(STAMP)
 	$(PY) -m pytest -q -m 'slow or not slow' tests $(PACKAGES)
+
+# the README's screenshot of the committed report's first screen (from its browser test)
+screenshots: $(STAMP) browser
+	CENSUS_PLB_SCREENSHOTS=docs/img $(PY) -m pytest -q tests/test_report_browser.py -k first_screen
 
 bench: $(STAMP)
 	$(PY) -m bench.accountant

@@ -57,3 +57,14 @@ def test_the_row_equals_the_report_and_the_committed_comparison_reads_only_commi
     assert row["optimized_source"] == "published report (reports/toy/)"
     for key in ("decision_target", "decision_uniform_cut_percent", "decision_reallocation_cut_percent"):
         assert row[key] == summary[key] != ""
+
+
+def test_a_scenario_relative_allocation_file_is_recorded_and_matched():
+    """The committed su2024-per-geolevel report names its allocation file relative to the scenario;
+    its provenance records that file's sha256 (it was None, so compare never matched the report)."""
+    from optimizer.report.provenance_block import _allocation_file
+    from optimizer.scenario import load_scenario
+
+    sc = load_scenario("su2024-per-geolevel")
+    path = _allocation_file(sc)
+    assert path is not None and path.name == "su2024-per-geolevel.toml" and path.is_file()

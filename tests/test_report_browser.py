@@ -99,3 +99,49 @@ def test_report_renders_in_chromium(tmp_path):
     assert shot.is_file(), f"no screenshot (exit {proc.returncode}): {proc.stderr[-2000:]}"
     frac = _png_non_white_fraction(shot.read_bytes())
     assert frac > 0.02, f"page looks blank: {frac:.4f} non-white"
+
+
+#: where the first-screen screenshot is kept (a test artefact; git-ignored); ``make screenshots``
+#: also copies it to the README's image (CENSUS_PLB_SCREENSHOTS=docs/img)
+ARTIFACTS = Path(__file__).resolve().parent.parent / "build" / "test-artifacts"
+COMMITTED_REPORT = Path(__file__).resolve().parent.parent / "reports" / "dhc-persons" / "report.html"
+
+
+def test_the_committed_reports_first_screen_is_the_decision(tmp_path):
+    """Issue 34 must-show 4: the committed dhc-persons report opens with its decision table; a
+    screenshot of its first screen (1280×900) in headless Chromium is kept as a test artefact."""
+    import os
+    import re
+
+    html = COMMITTED_REPORT.read_text(encoding="utf-8")
+    sections = re.findall(r'<section id="([^"]+)">', html)
+    assert sections[0] == "decision", sections[:3]
+    body = html.split("<body>", 1)[1]
+    before = body.split('<section id="decision">', 1)[0]
+    assert len(re.sub(r"<[^>]+>", "", before).strip()) < 200  # nothing but the title above it
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    shot = ARTIFACTS / "report_first_screen.png"
+    cmd = [
+        CHROMIUM,
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--hide-scrollbars",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        f"--user-data-dir={tmp_path / 'profile'}",
+        f"--screenshot={shot}",
+        "--window-size=1280,900",
+        COMMITTED_REPORT.resolve().as_uri(),
+    ]
+    if shot.exists():
+        shot.unlink()
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    assert shot.is_file(), f"no screenshot (exit {proc.returncode}): {proc.stderr[-2000:]}"
+    assert _png_non_white_fraction(shot.read_bytes()) > 0.02
+    dest = os.environ.get("CENSUS_PLB_SCREENSHOTS")
+    if dest:  # make screenshots: the README's image
+        Path(dest).mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(shot, Path(dest) / shot.name)

@@ -95,7 +95,7 @@ def _published_row(sc, s: dict) -> dict[str, str]:
     if not summary.is_file():
         return {}
     recorded = _published_inputs(folder)
-    af = _allocation_file(sc.allocation)
+    af = _allocation_file(sc)
     if recorded is None or recorded.get("scenario_file_sha256") != sc.sha256:
         return {}
     if af is None or recorded.get("allocation_sha256") != _sha256(af):

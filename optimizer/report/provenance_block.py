@@ -36,11 +36,16 @@ def _code_hash() -> str:
     )
 
 
-def _allocation_file(name: str) -> Path | None:
-    entry = getattr(am, "_BUILTINS", {}).get(name)
+def _allocation_file(sc) -> Path | None:
+    """The file of scenario ``sc``'s allocation: a built-in's data file, or the scenario's path (a
+    relative one is relative to the scenario file, as :meth:`optimizer.scenario.Scenario.load_allocation`
+    reads it); ``None`` when there is no such file."""
+    entry = getattr(am, "_BUILTINS", {}).get(sc.allocation)
     if entry:
         return Path(am.__file__).resolve().parents[1] / "data" / "census2020" / entry[0]
-    p = Path(name)
+    p = Path(sc.allocation)
+    if not p.is_absolute() and sc.source not in ("<text>", "<built-in>", ""):
+        p = Path(sc.source).parent / p
     return p if p.is_file() else None
 
 
@@ -49,7 +54,7 @@ def inputs_record(acc: Accounting) -> dict[str, str | None]:
     and the sha256 of its file, the allocation and the sha256 of its file (``None`` when not a file),
     and the hash of the code that printed the report.  ``scenario compare`` matches reports on it."""
     sc = acc.scenario
-    af = _allocation_file(sc.allocation)
+    af = _allocation_file(sc)
     return {
         "scenario": sc.name,
         "scenario_file_sha256": sc.sha256,
@@ -64,7 +69,7 @@ def provenance(acc: Accounting, run: RunInputs) -> list[tuple[str, str]]:
     rows: list[tuple[str, str]] = []
     src = Path(sc.source)
     rows.append(("scenario file", f"scenarios/{src.name} (sha256 {sc.sha256})"))
-    af = _allocation_file(sc.allocation)
+    af = _allocation_file(sc)
     if af is not None:
         rows.append(("allocation", f"{sc.allocation}: {af.name} (sha256 {_sha256(af)})"))
     for name, h in sorted(run.hashes.items()):
