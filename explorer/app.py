@@ -10,6 +10,7 @@ range) is shown next to the sliders and changes nothing else.
 
 from __future__ import annotations
 
+import logging
 import threading
 from typing import Any
 
@@ -17,7 +18,7 @@ import plotly.graph_objects as go
 from dash import ALL, Dash, Input, Output, dcc, html, no_update
 from werkzeug.serving import BaseWSGIServer, make_server
 
-from explorer.model import SLIDER_RANGE, Live, factor_from_slider, live
+from explorer.model import SLIDER_RANGE, SLIDER_STEP, Live, factor_from_slider, live
 from optimizer.scenario import Scenario
 
 __all__ = ["create_app", "start_server"]
@@ -81,7 +82,7 @@ def create_app(scenario: Scenario) -> Dash:
                     id={"type": "factor", "geolevel": g},
                     min=lo,
                     max=hi,
-                    step=0.01,
+                    step=SLIDER_STEP,
                     value=0.0,
                     marks={lo: f"{10**lo:g}×", 0: "1×", hi: f"{10**hi:g}×"},
                     updatemode="drag",
@@ -124,7 +125,9 @@ def create_app(scenario: Scenario) -> Dash:
 
 
 def start_server(app: Dash, host: str = "127.0.0.1", port: int = 0) -> tuple[BaseWSGIServer, threading.Thread]:
-    """Serve ``app`` in a background thread (``port`` 0: a free one, ``server.server_port``)."""
+    """Serve ``app`` in a background thread (``port`` 0: a free one, ``server.server_port``); the
+    per-request log lines of the WSGI server are left out."""
+    logging.getLogger("werkzeug").setLevel(logging.WARNING)
     server = make_server(host, port, app.server, threaded=True)
     thread = threading.Thread(target=server.serve_forever, name="census-plb-explorer", daemon=True)
     thread.start()

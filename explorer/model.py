@@ -34,8 +34,10 @@ __all__ = ["FACTOR_GRID", "SLIDER_RANGE", "Live", "factor_from_slider", "live", 
 #: factors are multiples of 1/FACTOR_GRID: 5 % steps keep the lattice small (measured on dhc-persons, 12 random
 #: moves of one geolevel within ±0.3 in log10: grid 20 → 59–114 ms, grid 100 → 61 ms … 1.1 s, grid 10⁴ → 0.1 … 28 s)
 FACTOR_GRID = 20
-#: the slider's log10 range of a factor (0.1× … 10× the baseline budget)
+#: the slider's log10 range of a factor (0.1× … 10× the baseline budget) and its step (×1.12 a step:
+#: above 1× every step lands on a new grid point)
 SLIDER_RANGE = (-1.0, 1.0)
+SLIDER_STEP = 0.05
 #: tolerances of the live numbers: δ to 1e-35 absolute / 1e-12 relative, ε to 1e-12 relative
 DELTA_TOL, DELTA_RTOL, EPS_RTOL = 1e-35, 1e-12, 1e-12
 #: ε grid of the live curves: this many points from 0.5 to 1.5 × the promised ε

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 from selenium import webdriver
+from selenium.common.exceptions import StaleElementReferenceException
 from selenium.webdriver.chrome.options import Options
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
@@ -57,8 +58,15 @@ def page(tmp_path_factory):
 
 
 def _text(driver, element_id: str) -> str:
-    found = driver.find_elements(By.ID, element_id)
-    return found[0].text.strip() if found else ""
+    """The element's text ("" when absent); the panel is re-rendered on every move, so an element
+    replaced between finding and reading it is found again."""
+    for _ in range(20):
+        try:
+            found = driver.find_elements(By.ID, element_id)
+            return found[0].text.strip() if found else ""
+        except StaleElementReferenceException:
+            continue
+    return ""
 
 
 def _expected_delta(sc, factors_text: str) -> tuple[str, str]:
