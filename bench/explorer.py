@@ -14,16 +14,12 @@ move plus a JSON summary next to it. Target (issue 16): p95 ≤ 150 ms on screen
 from __future__ import annotations
 
 import argparse
-import csv
-import io
-import json
 import re
 import statistics
 import tempfile
 import time
-from pathlib import Path
 
-from optimizer.atomic import atomic_write_text
+from bench.output import write_results
 
 COLUMNS = ["move", "geolevel", "key", "screen_ms", "accountant_ms"]
 
@@ -131,15 +127,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{'slider → screen (ms)':24}{summary['screen_ms_median']:>10.1f}{summary['screen_ms_p95']:>10.1f}")
     if acc:
         print(f"{'accountant (ms)':24}{summary['accountant_ms_median']:>10.1f}{summary['accountant_ms_p95']:>10.1f}")
-    buf = io.StringIO()
-    w = csv.DictWriter(buf, fieldnames=COLUMNS, lineterminator="\n")
-    w.writeheader()
-    w.writerows(rows)
-    out = Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    atomic_write_text(out, buf.getvalue())
-    atomic_write_text(out.with_suffix(".json"), json.dumps(summary, indent=2) + "\n")
-    print(f"wrote {out} and {out.with_suffix('.json')}")
+    write_results(args.out, rows, COLUMNS, summary)
     return 0
 
 
