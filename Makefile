@@ -7,12 +7,12 @@ STAMP  := $(VENV)/.installed
 .PHONY: demo lint test test-slow bench clean browser screenshots
 
 # the packages whose doctests run with the tests (see [tool.pytest.ini_options] in pyproject.toml)
-PACKAGES := accountant optimizer scenarios bench
+PACKAGES := accountant optimizer scenarios bench explorer
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e ".[test,distributed,bench]"
+	$(PY) -m pip install --quiet -e ".[test,distributed,bench,explorer]"
 	touch $(STAMP)
 
 # writes runs/dhc-persons/report/ (git-ignored); the committed reports/ change only with --publish

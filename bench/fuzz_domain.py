@@ -23,9 +23,6 @@ is then baseline / current for the same call in the same run.  (The vectorised s
 from __future__ import annotations
 
 import argparse
-import csv
-import io
-import json
 import math
 import random
 import signal
@@ -36,7 +33,7 @@ from pathlib import Path
 
 from accountant import Composition, DiscreteGaussian
 from accountant.engine import EngineConfig
-from optimizer.atomic import atomic_write_text
+from bench.output import write_results
 
 #: the issue's goal per call, seconds.
 GOAL_S = 2.0
@@ -246,15 +243,8 @@ def main(argv=None) -> int:
                     else ""
                 )
             )
-    buf = io.StringIO()
-    w = csv.DictWriter(buf, fieldnames=COLUMNS, lineterminator="\n")
-    w.writeheader()
-    w.writerows(rows)
     out = Path(args.out or f"reports/benchmarks/{'fuzz_cases' if args.cases else 'fuzz_domain'}.csv")
-    out.parent.mkdir(parents=True, exist_ok=True)
-    atomic_write_text(out, buf.getvalue())
-    atomic_write_text(out.with_suffix(".json"), json.dumps(summary, indent=2) + "\n")
-    print(f"wrote {out} and {out.with_suffix('.json')}")
+    write_results(out, rows, COLUMNS, summary)
     return 0
 
 

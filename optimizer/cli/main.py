@@ -14,7 +14,7 @@ import os
 import sys
 import warnings
 
-COMMANDS = ("account", "pairs", "geolevels", "optimize", "report", "scenario")
+COMMANDS = ("account", "pairs", "geolevels", "optimize", "report", "scenario", "explore")
 
 EPILOG = """examples:
   census-plb account --sigma2 10000/73 --sigma2 10000/11 --eps 1,2,3

@@ -1,0 +1,135 @@
+"""The budget explorer's latency, measured in the browser (issue 16 must-show 2).
+
+    python -m bench.explorer [--scenario dhc-persons] [--moves 50] [--out reports/benchmarks/explorer.csv]
+
+Starts the explorer (:mod:`explorer.app`) on a free loopback port, opens it in headless Chromium
+(Selenium with the system ``chromium-driver``) and makes ``--moves`` slider moves (one arrow key on a
+geolevel's slider — a step of ×1.12 — cycling through the geolevels, each going up five steps from 1×
+and back). Per move it records the
+time from the key press to the new numbers on screen (the page's factor list and δ changed) and the
+accountant's own time the page reports. Prints the median and p95 of both and writes one CSV row per
+move plus a JSON summary next to it. Target (issue 16): p95 ≤ 150 ms on screen, ≤ 70 ms accountant.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import statistics
+import tempfile
+import time
+
+from bench.output import write_results
+
+COLUMNS = ["move", "geolevel", "key", "screen_ms", "accountant_ms"]
+
+
+def _p95(xs: list[float]) -> float:
+    s = sorted(xs)
+    return s[min(len(s) - 1, round(0.95 * (len(s) - 1)))]
+
+
+def _changed(text, before: str):
+    """A wait condition: the page's factor list differs from ``before``."""
+
+    def check(_driver) -> bool:
+        return text("factors") != before
+
+    return check
+
+
+def measure(scenario: str, moves: int) -> list[dict]:
+    """``moves`` slider moves in headless Chromium: one row per move (module docstring)."""
+    from selenium import webdriver
+    from selenium.common.exceptions import StaleElementReferenceException
+    from selenium.webdriver.chrome.options import Options
+    from selenium.webdriver.chrome.service import Service
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.common.keys import Keys
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    from explorer.app import create_app, start_server
+    from optimizer.scenario import load_scenario
+
+    sc = load_scenario(scenario)
+    server, _ = start_server(create_app(sc), "127.0.0.1", 0)
+    opts = Options()
+    opts.binary_location = "/usr/bin/chromium"
+    with tempfile.TemporaryDirectory() as profile:
+        for arg in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"):
+            opts.add_argument(arg)
+        opts.add_argument(f"--user-data-dir={profile}")
+        driver = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=opts)
+        try:
+            driver.get(f"http://127.0.0.1:{server.server_port}/")
+            wait = WebDriverWait(driver, 120, poll_frequency=0.002)
+
+            def text(i: str) -> str:
+                for _ in range(20):  # the panel is re-rendered on every move: retry a replaced element
+                    try:
+                        found = driver.find_elements(By.ID, i)
+                        return found[0].text if found else ""
+                    except StaleElementReferenceException:
+                        continue
+                return ""
+
+            wait.until(lambda d: re.match(r"\d", text("exact-delta")))
+            handles = driver.find_elements(By.CSS_SELECTOR, '[role="slider"]')
+            names = list(sc.load_allocation().geolevels)
+            rows = []
+            for k in range(moves):
+                g = (k // 10) % len(handles)  # ten moves per geolevel: five up from 1×, five back
+                key = Keys.ARROW_RIGHT if k % 10 < 5 else Keys.ARROW_LEFT
+                before = text("factors")
+                if k % 10 == 0:
+                    handles[g].click()  # focus (the click itself may move the handle: wait for it)
+                    time.sleep(0.5)
+                    before = text("factors")
+                t0 = time.perf_counter()
+                handles[g].send_keys(key)
+                wait.until(_changed(text, before))
+                screen = 1000 * (time.perf_counter() - t0)
+                acc = re.search(r"accountant: (\d+) ms", text("timing"))
+                rows.append(
+                    {
+                        "move": k + 1,
+                        "geolevel": names[g],
+                        "key": "right" if key == Keys.ARROW_RIGHT else "left",
+                        "screen_ms": round(screen, 1),
+                        "accountant_ms": int(acc.group(1)) if acc else None,
+                    }
+                )
+            return rows
+        finally:
+            driver.quit()
+            server.shutdown()
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--scenario", default="dhc-persons")
+    ap.add_argument("--moves", type=int, default=50)
+    ap.add_argument("--out", default="reports/benchmarks/explorer.csv")
+    args = ap.parse_args(argv)
+    rows = measure(args.scenario, args.moves)
+    screen = [r["screen_ms"] for r in rows]
+    acc = [r["accountant_ms"] for r in rows if r["accountant_ms"] is not None]
+    summary = {
+        "scenario": args.scenario,
+        "moves": len(rows),
+        "screen_ms_median": statistics.median(screen),
+        "screen_ms_p95": _p95(screen),
+        "accountant_ms_median": statistics.median(acc) if acc else None,
+        "accountant_ms_p95": _p95(acc) if acc else None,
+        "target": "p95 on screen <= 150 ms, accountant <= 70 ms",
+    }
+    print(f"{'':24}{'median':>10}{'p95':>10}")
+    print(f"{'slider → screen (ms)':24}{summary['screen_ms_median']:>10.1f}{summary['screen_ms_p95']:>10.1f}")
+    if acc:
+        print(f"{'accountant (ms)':24}{summary['accountant_ms_median']:>10.1f}{summary['accountant_ms_p95']:>10.1f}")
+    write_results(args.out, rows, COLUMNS, summary)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
