@@ -92,6 +92,7 @@ def test_the_report_opens_with_the_decision_and_an_unconfirmed_run_says_so(uncon
     _, md = unconfirmed
     first = md.split("\n## ")[1]
     assert first.startswith("Decision") and "| promise kept |" in first
+    assert "| rho: total ρ = 4.9622 |" in first  # a decimal as written, no trailing zeros
     assert "NOT CONFIRMED — do not use" in md[:400]
     # nowhere says it is confirmed (identifiers like n_pairs_confirmed and negations aside)
     rest = md.replace("NOT CONFIRMED", "").replace("not confirmed", "")
