@@ -73,6 +73,28 @@ def _png_non_white_fraction(data: bytes) -> float:
     return non_white / total
 
 
+def _screenshot(url: str, shot: Path, size: str, profile: Path) -> None:
+    """A screenshot of ``url`` at window ``size`` ("W,H") by headless Chromium, into ``shot``."""
+    cmd = [
+        str(CHROMIUM),
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--hide-scrollbars",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        f"--user-data-dir={profile}",
+        f"--screenshot={shot}",
+        f"--window-size={size}",
+        url,
+    ]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    assert shot.is_file(), f"no screenshot (exit {proc.returncode}): {proc.stderr[-2000:]}"
+
+
 def test_report_renders_in_chromium(tmp_path):
     (tmp_path / "alloc.toml").write_text(ALLOC)
     (tmp_path / "toy.toml").write_text(SCENARIO)
@@ -80,23 +102,7 @@ def test_report_renders_in_chromium(tmp_path):
     sc = load_scenario(tmp_path / "toy.toml")
     build_report(sc, tmp_path / "no-run", out, accounting=compute_accounting(sc))
     shot = tmp_path / "shot.png"
-    cmd = [
-        CHROMIUM,
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-quic",
-        "--no-first-run",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-        f"--user-data-dir={tmp_path / 'profile'}",
-        f"--screenshot={shot}",
-        "--window-size=1200,3000",
-        (out / "report.html").resolve().as_uri(),
-    ]
-    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
-    assert shot.is_file(), f"no screenshot (exit {proc.returncode}): {proc.stderr[-2000:]}"
+    _screenshot((out / "report.html").resolve().as_uri(), shot, "1200,3000", tmp_path / "profile")
     frac = _png_non_white_fraction(shot.read_bytes())
     assert frac > 0.02, f"page looks blank: {frac:.4f} non-white"
 
@@ -121,25 +127,9 @@ def test_the_committed_reports_first_screen_is_the_decision(tmp_path):
     assert len(re.sub(r"<[^>]+>", "", before).strip()) < 200  # nothing but the title above it
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     shot = ARTIFACTS / "report_first_screen.png"
-    cmd = [
-        CHROMIUM,
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--hide-scrollbars",
-        "--no-first-run",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-        f"--user-data-dir={tmp_path / 'profile'}",
-        f"--screenshot={shot}",
-        "--window-size=1280,900",
-        COMMITTED_REPORT.resolve().as_uri(),
-    ]
     if shot.exists():
         shot.unlink()
-    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
-    assert shot.is_file(), f"no screenshot (exit {proc.returncode}): {proc.stderr[-2000:]}"
+    _screenshot(COMMITTED_REPORT.resolve().as_uri(), shot, "1280,900", tmp_path / "profile")
     assert _png_non_white_fraction(shot.read_bytes()) > 0.02
     dest = os.environ.get("CENSUS_PLB_SCREENSHOTS")
     if dest:  # make screenshots: the README's image
