@@ -12,14 +12,18 @@ from __future__ import annotations
 
 import logging
 import threading
+from pathlib import Path
 from typing import Any
 
 import plotly.graph_objects as go
-from dash import ALL, Dash, Input, Output, dcc, html, no_update
+from dash import ALL, Dash, Input, Output, State, dcc, html, no_update
 from werkzeug.serving import BaseWSGIServer, make_server
 
-from explorer.model import SLIDER_RANGE, SLIDER_STEP, Live, factor_from_slider, live
+from explorer.certify import Certifier
+from explorer.model import SLIDER_RANGE, SLIDER_STEP, Live, factor_from_slider, live, scaled_allocation
+from optimizer.jobs.provenance import allocation_digest
 from optimizer.scenario import Scenario
+from optimizer.search import target_from_allocation
 
 __all__ = ["create_app", "start_server"]
 
@@ -69,9 +73,14 @@ def _figure(res: Live) -> go.Figure:
     return fig
 
 
-def create_app(scenario: Scenario) -> Dash:
-    """The explorer of ``scenario``'s allocation against its promise."""
+def create_app(
+    scenario: Scenario, certify_root: str | Path = "runs/explorer", workers: int = 2, scheduler: str | None = None
+) -> Dash:
+    """The explorer of ``scenario``'s allocation against its promise; "Certify on all pairs" runs in the
+    background (:class:`explorer.certify.Certifier`, caches under ``certify_root``)."""
     baseline = scenario.load_allocation()
+    certifier = Certifier(certify_root, workers=workers, scheduler=scheduler)
+    promise = target_from_allocation(baseline, delta=scenario.target_delta_text, conversion=scenario.conversion)
     app = Dash(__name__, title=f"census-plb explorer: {scenario.name}")
     lo, hi = SLIDER_RANGE
     sliders = [
@@ -102,6 +111,15 @@ def create_app(scenario: Scenario) -> Dash:
             html.Div(sliders, id="sliders"),
             html.Div("", id="input-error", style={"color": "#c62828"}),
             html.Div("…", id="panel"),
+            html.Div(
+                [
+                    html.Button("Certify on all pairs", id="certify", n_clicks=0),
+                    html.Progress(id="certify-progress", max="1", value="0", style={"width": "20em"}),
+                    html.Span("not certified on all pairs yet", id="certify-status"),
+                    dcc.Interval(id="certify-tick", interval=500, disabled=True),
+                ],
+                style={"display": "flex", "gap": "1em", "alignItems": "center"},
+            ),
             dcc.Graph(id="curves"),
         ],
         style=_STYLE,
@@ -120,6 +138,42 @@ def create_app(scenario: Scenario) -> Dash:
         except ValueError as exc:  # bad input: said next to the sliders, nothing else changes
             return no_update, no_update, str(exc)
         return _panel(res), _figure(res), ""
+
+    def setting(values: list[Any]):
+        factors = {g: factor_from_slider(v) for g, v in zip(baseline.geolevels, values, strict=True)}
+        return scaled_allocation(baseline, factors)
+
+    @app.callback(
+        Output("certify-tick", "disabled", allow_duplicate=True),
+        Input("certify", "n_clicks"),
+        State({"type": "factor", "geolevel": ALL}, "value"),
+        prevent_initial_call=True,
+    )
+    def certify(_clicks: int, values: list[Any]):
+        try:
+            certifier.start(setting(values), promise)
+        except ValueError:
+            return no_update
+        return False  # poll the progress
+
+    @app.callback(
+        Output("certify-status", "children"),
+        Output("certify-progress", "value"),
+        Output("certify-tick", "disabled"),
+        Input("certify-tick", "n_intervals"),
+        Input({"type": "factor", "geolevel": ALL}, "value"),
+    )
+    def certify_status(_tick: int | None, values: list[Any]):
+        try:
+            st = certifier.status(allocation_digest(setting(values)))
+        except ValueError:
+            return "", "0", True
+        if st is None:
+            return "not certified on all pairs yet", "0", True
+        if st.state == "running":
+            text = f"certifying on all {st.n_pairs} pairs: {st.done} results, {st.seconds:.0f} s …"
+            return text, f"{st.fraction:.3f}", False
+        return st.text, "1", True
 
     return app
 

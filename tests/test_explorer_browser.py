@@ -105,3 +105,55 @@ def test_moving_a_slider_shows_the_accountants_delta(page):
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     driver.save_screenshot(str(ARTIFACTS / "explorer.png"))
     assert (ARTIFACTS / "explorer.png").stat().st_size > 10_000
+
+
+@pytest.fixture(scope="module")
+def toy_page(tmp_path_factory):
+    from tests.toy_scenario import TOY_ALLOC, TOY_SCENARIO
+
+    d = tmp_path_factory.mktemp("toy")
+    (d / "alloc.toml").write_text(TOY_ALLOC)
+    (d / "toy.toml").write_text(TOY_SCENARIO)
+    sc = load_scenario(d / "toy.toml")
+    server, _ = start_server(create_app(sc, certify_root=d / "certify", workers=1), "127.0.0.1", 0)
+    opts = Options()
+    opts.binary_location = str(CHROMIUM)
+    args = ("--headless=new", "--no-sandbox", "--disable-gpu", "--window-size=1280,1400", "--disable-dev-shm-usage")
+    for arg in args:
+        opts.add_argument(arg)
+    opts.add_argument(f"--user-data-dir={d / 'profile'}")
+    driver = webdriver.Chrome(service=Service(str(CHROMEDRIVER)), options=opts)
+    try:
+        driver.get(f"http://127.0.0.1:{server.server_port}/")
+        yield sc, driver, d
+    finally:
+        driver.quit()
+        server.shutdown()
+
+
+def test_certify_runs_on_all_pairs_and_a_certified_setting_is_remembered(toy_page):
+    """Issue 16: "Certify on all pairs" on a reduced allocation (the toy: 3 pairs) runs the all-pairs
+    confirmation in the background and shows its verdict, equal to optimizer.jobs.confirm run here;
+    moving away and back shows the stored verdict without running again."""
+    from optimizer.jobs.confirm import confirm
+
+    sc, driver, d = toy_page
+    wait = WebDriverWait(driver, 60)
+    wait.until(lambda dr: re.match(r"\d", _text(dr, "exact-delta")))
+    assert _text(driver, "certify-status") == "not certified on all pairs yet"
+    driver.find_element(By.ID, "certify").click()
+    wait.until(lambda dr: _text(dr, "certify-status").startswith("confirmed on all"))
+    shown = _text(driver, "certify-status")
+    base = sc.load_allocation()
+    promise = target_from_allocation(base, delta=sc.target_delta_text, conversion=sc.conversion)
+    conf = confirm(base, promise, cache_dir=d / "independent", workers=1, max_rounds=1, progress=False)
+    top = decimal_string(mpf_to_fraction(conf.worst_delta.upper), 6, "up")
+    assert conf.passed and shown == (
+        f"confirmed on all {conf.n_pairs} pairs (largest δ ≤ {top}, pair [{conf.worst_pair[0]}, {conf.worst_pair[1]}])"
+    )
+    handle = driver.find_elements(By.CSS_SELECTOR, '[role="slider"]')[-1]
+    handle.click()
+    handle.send_keys(Keys.ARROW_RIGHT)
+    wait.until(lambda dr: _text(dr, "certify-status") == "not certified on all pairs yet")
+    handle.send_keys(Keys.ARROW_LEFT)
+    wait.until(lambda dr: _text(dr, "certify-status") == shown)  # remembered: no second run
