@@ -8,7 +8,8 @@ geolevel's slider — a step of ×1.12 — cycling through the geolevels, each g
 and back). Per move it records the
 time, measured in the page (``performance.now()``), from the slider's value change to the new
 numbers in the panel, the same seen from the test driver (WebDriver round trips included), and the
-accountant's own time the page reports. Prints the median and p95 of both and writes one CSV row per
+accountant's own time the page reports; then times "Certify on all pairs" for the scenario's own
+allocation, cold and cached (``--no-certify`` skips it). Prints the median and p95 of both and writes one CSV row per
 move plus a JSON summary next to it. Target (issue 16): p95 ≤ 150 ms on screen, ≤ 70 ms accountant.
 """
 
@@ -124,13 +125,39 @@ def measure(scenario: str, moves: int) -> list[dict]:
             server.shutdown()
 
 
+def certify_times(scenario: str, workers: int = 2) -> dict:
+    """Seconds of "Certify on all pairs" (:class:`explorer.certify.Certifier`) for the scenario's own
+    allocation: cold (a fresh cache) and again with its cache (a new certifier, as after a restart)."""
+    from explorer.certify import Certifier
+    from optimizer.scenario import load_scenario
+    from optimizer.search import target_from_allocation
+
+    sc = load_scenario(scenario)
+    alloc = sc.load_allocation()
+    target = target_from_allocation(alloc, delta=sc.target_delta_text, conversion=sc.conversion)
+    out: dict = {}
+    with tempfile.TemporaryDirectory() as root:
+        for label in ("cold", "cached"):
+            cert = Certifier(root, workers=workers)
+            t0 = time.perf_counter()
+            key = cert.start(alloc, target)
+            while (st := cert.status(key)) is not None and st.state == "running":
+                time.sleep(0.05)
+            out[f"certify_{label}_s"] = round(time.perf_counter() - t0, 2)
+            out["certify_verdict"] = st.text if st is not None else ""
+            out["certify_pairs"] = st.n_pairs if st is not None else 0
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--scenario", default="dhc-persons")
     ap.add_argument("--moves", type=int, default=50)
     ap.add_argument("--out", default="reports/benchmarks/explorer.csv")
+    ap.add_argument("--no-certify", action="store_true", help="skip timing 'Certify on all pairs'")
     args = ap.parse_args(argv)
     rows = measure(args.scenario, args.moves)
+    certify = {} if args.no_certify else certify_times(args.scenario)
     screen = [r["screen_ms"] for r in rows]
     acc = [r["accountant_ms"] for r in rows if r["accountant_ms"] is not None]
     summary = {
@@ -143,12 +170,16 @@ def main(argv: list[str] | None = None) -> int:
         "accountant_ms_median": statistics.median(acc) if acc else None,
         "accountant_ms_p95": _p95(acc) if acc else None,
         "target": "p95 on screen <= 150 ms, accountant <= 70 ms",
+        **certify,
     }
     print(f"{'':24}{'median':>10}{'p95':>10}")
     print(f"{'slider → screen (ms)':24}{summary['screen_ms_median']:>10.1f}{summary['screen_ms_p95']:>10.1f}")
     print(f"{'seen by WebDriver (ms)':24}{summary['webdriver_ms_median']:>10.1f}{summary['webdriver_ms_p95']:>10.1f}")
     if acc:
         print(f"{'accountant (ms)':24}{summary['accountant_ms_median']:>10.1f}{summary['accountant_ms_p95']:>10.1f}")
+    for k in ("certify_cold_s", "certify_cached_s"):
+        if k in summary:
+            print(f"{k.replace('_', ' ')}: {summary[k]} s ({summary['certify_pairs']} pairs)")
     write_results(args.out, rows, COLUMNS, summary)
     return 0
 
