@@ -56,3 +56,37 @@ def test_the_path_numbers_have_a_legend(golden):
     legend = md.split("Spine paths (the heat map's numbers", 1)[1].split("\n\n", 2)[1]
     lines = [ln for ln in legend.splitlines() if ln.startswith("| M")]
     assert len(lines) == 32 and lines[0].startswith("| M1 | US › State")
+
+
+def _per_query(d):
+    return list(csv.DictReader((d / "run" / "per_query.csv").read_text(encoding="utf-8").splitlines()))
+
+
+def test_the_noise_sd_per_geolevel_is_the_rms_of_the_runs_variances(golden):
+    """Issue 34 item 3: the per-geolevel noise SD in persons (today → uniform → optimized) is the root
+    mean square of √σ² over the geolevel's queries of the run's per-query table."""
+    import math
+
+    d, md = golden
+    rows = _per_query(d)
+    for g in sorted({r["geolevel"] for r in rows}):
+        mine = [r for r in rows if r["geolevel"] == g]
+        sd = [
+            math.sqrt(sum(float(r[c]) for r in mine) / len(mine))
+            for c in ("baseline_sigma2", "uniform_sigma2", "optimized_sigma2")
+        ]
+        line = next(ln for ln in md.splitlines() if ln.startswith(f"| {g} | ") and "→" in ln)
+        shown = [float(x) for x in line.rsplit("|", 2)[1].split("→")]
+        assert shown == pytest.approx(sd, abs=0.006), g
+
+
+def test_the_sum_variance_optimum_is_only_in_the_appendix_with_its_noisier_queries(golden):
+    """Issue 34 item 3: the unguarded optimum is "not proposed", with the number of queries it makes
+    noisier counted from the run's table; it is not among the proposals of section 3."""
+    d, md = golden
+    rows = _per_query(d)
+    noisier = sum(1 for r in rows if Fraction(r["zcdp_optimum_sigma2"]) > Fraction(r["baseline_sigma2"]))
+    appendix = md.split("## Appendix: the sum-variance optimum (not proposed)", 1)[1]
+    assert f"Not proposed: makes {noisier} of {len(rows)} queries noisier" in appendix
+    section3 = md.split("## 3. How much noise can go", 1)[1].split("\n## ", 1)[0]
+    assert "zCDP-optimum" not in section3 and "zCDP-opt" not in md.split("## Appendix", 1)[0]
