@@ -20,7 +20,7 @@ from fractions import Fraction
 
 import mpmath
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from accountant import Composition, DiscreteGaussian, decimals
@@ -79,11 +79,16 @@ def _parse(s: str, n: int = 20) -> tuple[int, int]:
     n=st.integers(1, 30),
     mode=st.sampled_from(["down", "up"]),
 )
+# a mantissa wider than the working precision: built at 53 bits, the number was 5e16, not this one
+@example(man=49_999_999_999_999_996, exp=0, n=1, mode="down")
 def test_huge_exponent_path_rounds_on_its_side(man, exp, n, mode):
     """Beyond 10^±4000 the mantissa comes from binary arithmetic with a margin: the printed
     directed decimal is on its side of the exact value and at most one unit in the last digit
-    away from the exact directed rounding (computed here by integer arithmetic)."""
-    x = mpmath.mpf((0, man, exp, man.bit_length()))
+    away from the exact directed rounding (computed here by integer arithmetic). The number is
+    built at the mantissa's own precision, so it is exactly man·2^exp."""
+    with mpmath.workprec(max(53, man.bit_length())):
+        x = mpmath.mpf((0, man, exp, man.bit_length()))
+    assert x._mpf_[1] << max(x._mpf_[2] - exp, 0) == man << max(exp - x._mpf_[2], 0)  # exactly man·2^exp
     s = decimals.decimal_string(x, n, mode)
     exact = Fraction(man) * Fraction(2) ** exp
     q, e10 = _parse(s, n)
