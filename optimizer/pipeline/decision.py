@@ -34,7 +34,8 @@ from typing import Any
 
 from accountant.decimals import decimal_string
 from optimizer.census.allocation import Allocation
-from optimizer.search import Target, proxy_delta, target_from_allocation
+from optimizer.formatting import fmt
+from optimizer.search import Target, proxy_delta, target_from_allocation, variance_drop_percent
 from optimizer.search.geolevels import geolevel_promises
 from optimizer.search.per_geolevel import floor_to_grid
 from optimizer.search.proxy import mpf_to_fraction
@@ -216,17 +217,22 @@ def _geolevel_row(alloc, s, target: Target, weights, obj, proposals: Mapping[str
         }
         texts = {"uniform": "one factor", "reallocation": "each geolevel's own factor"}
         note = f"computed here from each geolevel alone ({model} neighbour model)"
+        broken = {
+            label: [p.geolevel for p in geolevel_promises(alloc, a, delta, conv, model) if not p.kept]
+            for label, a in proposals.items()
+        }
     else:
         texts = {"uniform": "the uniform cut", "reallocation": "the per-geolevel optimum"}
         note = "this run"
+        # the run's tables certified these very allocations geolevel by geolevel: not computed twice
+        broken = {"uniform": list(geo["uniform_broken"]), "reallocation": list(geo["optimized_broken"])}
     options, point_text = {}, []
     for label, alloc_new in proposals.items():
-        kept = all(p.kept for p in geolevel_promises(alloc, alloc_new, delta, conv, model))
         options[label] = Option(
-            float(100 * (1 - obj_ratio_sum(alloc_new, alloc, weights))),
+            variance_drop_percent(alloc_new, alloc, weights),
             obj.drop_percent(alloc_new, alloc, weights) if obj is not None else None,
             str(alloc_new.total_rho),
-            "certified exactly on each geolevel alone" if kept else None,
+            None if broken[label] else "certified exactly on each geolevel alone",
         )
         d = proxy_delta(alloc_new, target, rtol=SIDE_EFFECT_RTOL)
         lower = mpf_to_fraction(d.lower)
@@ -241,18 +247,10 @@ def _geolevel_row(alloc, s, target: Target, weights, obj, proposals: Mapping[str
         options["uniform"],
         options["reallocation"],
         "; ".join(point_text),
-        {"uniform": [], "reallocation": []},
+        broken,
         note,
         selected,
     )
-
-
-def obj_ratio_sum(new: Allocation, baseline: Allocation, weights) -> Fraction:
-    """Σ w_q σ'²_q / Σ w_q σ²_q, exactly (σ² = 1/ρ)."""
-    w = weights or {}
-    num = sum((Fraction(w.get((g, q), 1)) / new.rho_of(g, q) for g, q, _ in baseline.items()), Fraction(0))
-    den = sum((Fraction(w.get((g, q), 1)) / r for g, q, r in baseline.items()), Fraction(0))
-    return num / den
 
 
 def _rho_row(alloc, s, selected: bool) -> DecisionRow:
@@ -268,8 +266,7 @@ def _rho_row(alloc, s, selected: bool) -> DecisionRow:
             f"{_pct(shape)} but makes some queries noisier (appendix)"
         )
     kept: dict[str, list[str]] = {"uniform": [], "reallocation": []}
-    rho = decimal_string(alloc.total_rho, 10, "nearest", notation="auto")
-    return DecisionRow("rho", f"total ρ = {rho}", none, none, "none", kept, note, selected)
+    return DecisionRow("rho", f"total ρ = {fmt(alloc.total_rho, 10)}", none, none, "none", kept, note, selected)
 
 
 def decision(

@@ -477,12 +477,9 @@ def _decision_section(run: RunInputs) -> dict[str, Any] | None:
     for r in d["rows"]:
         broken = r.get("geolevels_broken") or {}
         broken_text = "; ".join(f"{k}: {', '.join(v)}" for k, v in broken.items() if v) or ("none" if broken else "—")
-        statement = r["statement"]
-        if r["promise"] == "rho" and o.get("baseline_total_rho"):  # the decimal as the text writes it
-            statement = f"total ρ = {fmt(Fraction(o['baseline_total_rho']), 10)}"
         rows.append(
             [
-                ("▶ " if r["selected"] else "") + f"{r['promise']}: {statement}",
+                ("▶ " if r["selected"] else "") + f"{r['promise']}: {r['statement']}",
                 _option_cell(r["uniform"], r["note"]),
                 _rho_cell(r["uniform"]),
                 _option_cell(r["reallocation"], r["note"]),
