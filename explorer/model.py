@@ -31,8 +31,8 @@ from optimizer.search.proxy import mpf_to_fraction
 
 __all__ = ["FACTOR_GRID", "SLIDER_RANGE", "Live", "factor_from_slider", "live", "scaled_allocation"]
 
-#: factors are multiples of 1/FACTOR_GRID: 5 % steps keep the lattice small (measured on dhc-persons, 12 random
-#: moves of one geolevel within ±0.3 in log10: grid 20 → 59–114 ms, grid 100 → 61 ms … 1.1 s, grid 10⁴ → 0.1 … 28 s)
+#: factors are multiples of 1/FACTOR_GRID: 5 % steps keep the composition's lattice small (the finer the
+#: grid, the larger the denominators and the slower some moves; `python -m bench.explorer` times this grid)
 FACTOR_GRID = 20
 #: the slider's log10 range of a factor (0.1× … 10× the baseline budget) and its step (×1.12 a step:
 #: above 1× every step lands on a new grid point)
@@ -102,7 +102,7 @@ def live(scenario: Scenario, baseline: Allocation, factors: Mapping[str, Fractio
     comp = proxy_composition(new)
     eps_p = Fraction(promise.epsilon)
     grid = [eps_p * Fraction(5 + k, 10) for k in range(CURVE_POINTS)]
-    # one pass for the headline δ and the curve (measured: 4× faster than one call per ε)
+    # one pass for the headline δ and the curve (shared set-up, instead of one call per ε)
     d, *exact = comp.delta_curve([promise.epsilon, *grid], tol=DELTA_TOL, rtol=DELTA_RTOL)
     e = comp.epsilon(promise.delta, tol=EPS_RTOL)
     curve = [
