@@ -26,8 +26,10 @@ from bench.output import write_results
 COLUMNS = ["move", "geolevel", "key", "screen_ms", "webdriver_ms", "accountant_ms"]
 #: in the page: the time the slider's value changes (its aria-valuenow) and the time the panel shows
 #: the new setting (the factor list's text), by performance.now() — no WebDriver round trip in it
+#: the geolevel sliders' handles (not the per-query ones), as a CSS selector
+GEOLEVEL_SLIDERS = '[id*=\'"type":"factor"\'] [role="slider"]'
 _OBSERVE = """
-const handle = document.querySelectorAll('[role="slider"]')[arguments[0]];
+const handle = document.querySelectorAll(arguments[1])[arguments[0]];
 const factors = () => document.getElementById('factors');
 window.__moved = null; window.__shown = null;
 const before = factors() ? factors().textContent : '';
@@ -90,7 +92,7 @@ def measure(scenario: str, moves: int) -> list[dict]:
                 return ""
 
             wait.until(lambda d: re.match(r"\d", text("exact-delta")))
-            handles = driver.find_elements(By.CSS_SELECTOR, '[role="slider"]')
+            handles = driver.find_elements(By.CSS_SELECTOR, GEOLEVEL_SLIDERS)
             names = list(sc.load_allocation().geolevels)
             rows = []
             for k in range(moves):
@@ -101,7 +103,7 @@ def measure(scenario: str, moves: int) -> list[dict]:
                     handles[g].click()  # focus (the click itself may move the handle: wait for it)
                     time.sleep(0.5)
                     before = text("factors")
-                driver.execute_script(_OBSERVE, g)  # timestamps taken in the page itself
+                driver.execute_script(_OBSERVE, g, GEOLEVEL_SLIDERS)  # timestamps taken in the page itself
                 t0 = time.perf_counter()
                 handles[g].send_keys(key)
                 wait.until(_changed(text, before))
@@ -140,7 +142,7 @@ def certify_times(scenario: str, workers: int = 2) -> dict:
         for label in ("cold", "cached"):
             cert = Certifier(root, workers=workers)
             t0 = time.perf_counter()
-            key = cert.start(alloc, target)
+            key = cert.start(alloc, [target])
             while (st := cert.status(key)) is not None and st.state == "running":
                 time.sleep(0.05)
             out[f"certify_{label}_s"] = round(time.perf_counter() - t0, 2)

@@ -1,63 +1,118 @@
-"""The budget explorer page: one log-scale slider per geolevel and the live panel (Dash).
+"""The budget explorer page (Dash): budgets per geolevel and per query, the promise, presets, the live
+panel, "Certify on all pairs", "Optimize from here" and "Export".
 
 Dash (Plotly's dashboard framework, its JavaScript served by the app itself: the page works
 offline) was chosen because its callbacks are plain Python functions of the inputs, which keeps
-the page a thin layer over :func:`explorer.model.live` — every number on the page comes
-from there; the page computes none. A move sends the slider values; the callback turns them into
-exact factors, asks the model and renders. Bad input (a value that is not a number or is out of
-range) is shown next to the sliders and changes nothing else.
+the page a thin layer over the library — every number on the page comes from
+:func:`explorer.model.live`, :mod:`explorer.presets`, :mod:`explorer.certify` or the ``census-plb
+report`` pipeline; the page computes none. The page's state is one exact :class:`~explorer.model.Setting`
+(factors on the baseline's budgets) kept in the browser as fraction strings: a slider move sets one
+factor on the slider's grid, a typed factor or a preset sets exact ones. Bad input (a factor of 0, a
+δ outside (0, 1), a non-number) is said next to its field and changes nothing else.
 """
 
 from __future__ import annotations
 
 import logging
+import math
+import subprocess
 import threading
 from pathlib import Path
 from typing import Any
 
 import plotly.graph_objects as go
-from dash import ALL, Dash, Input, Output, State, dcc, html, no_update
+from dash import ALL, Dash, Input, Output, State, ctx, dcc, html, no_update
 from werkzeug.serving import BaseWSGIServer, make_server
 
+from accountant.zcdp import CONVERSIONS
 from explorer.certify import Certifier
-from explorer.model import SLIDER_RANGE, SLIDER_STEP, Live, factor_from_slider, live, scaled_allocation
-from optimizer.jobs.provenance import allocation_digest
+from explorer.export import report_command, write_scenario
+from explorer.model import (
+    SLIDER_RANGE,
+    SLIDER_STEP,
+    FieldError,
+    Live,
+    PagePromise,
+    Setting,
+    factor_from_slider,
+    live,
+    parse_factor,
+    tradeoff_points,
+)
+from explorer.presets import OBJECTIVE_CHOICES, Preset, optimize_from_here, run_preset, static_presets, uniform_cut
+from explorer.tasks import Tasks
 from optimizer.scenario import Scenario
-from optimizer.search import target_from_allocation
 
 __all__ = ["create_app", "start_server"]
 
-_STYLE = {"fontFamily": "system-ui, sans-serif", "maxWidth": "1100px", "margin": "1em auto"}
+_STYLE = {"fontFamily": "system-ui, sans-serif", "maxWidth": "1150px", "margin": "1em auto"}
+_ERR = {"color": "#c62828", "marginLeft": "0.5em"}
+_ROW = {"display": "flex", "gap": "1em", "alignItems": "center", "flexWrap": "wrap", "margin": "0.4em 0"}
+UNIFORM = "uniform"
+
+
+def _slider_value(f) -> float:
+    """The slider position of an exact factor (log10, clipped to the slider's range)."""
+    lo, hi = SLIDER_RANGE
+    return min(max(math.log10(float(f)), lo), hi)
 
 
 def _panel(res: Live) -> list[Any]:
     """The live panel: the promise, the certified δ and ε, total ρ, the badge, noise SD per geolevel."""
-    badge = (
-        html.Span("promise kept on the proxy pair", id="badge", style={"background": "#2e7d32", "color": "white"})
-        if res.kept_on_proxy
-        else html.Span(
-            "promise NOT kept on the proxy pair", id="badge", style={"background": "#c62828", "color": "white"}
-        )
+    ok = res.kept_on_proxy
+    badge = html.Span(
+        "promise kept on the proxy pair" if ok else "promise NOT kept on the proxy pair",
+        id="badge",
+        style={"background": "#2e7d32" if ok else "#c62828", "color": "white", "padding": "0.2em 0.5em"},
     )
     rows = [
+        ("promise", res.promise, "promise-text"),
         ("promised (ε, δ)", f"ε = {res.promised_epsilon} at δ = {res.promised_delta}", "promise"),
         ("exact δ at the promised ε (certified, ≤)", res.delta_upper, "exact-delta"),
         ("its lower bound (certified, ≥)", res.delta_lower, "exact-delta-lower"),
         ("exact ε at the promised δ (safe side)", res.epsilon_safe, "exact-epsilon"),
         ("total ρ", f"{res.total_rho_decimal} (= {res.total_rho})", "total-rho"),
         ("geolevel factors (ρ × f, exact)", ", ".join(f"{g}={f}" for g, f in res.factors.items()), "factors"),
+        ("queries with their own factor", _query_text(res.query_factors), "query-factors"),
     ]
-    table = html.Table([html.Tr([html.Th(k), html.Td(v, id=i)]) for k, v, i in rows])
+    table = html.Table([html.Tr([html.Th(k, style={"textAlign": "left"}), html.Td(v, id=i)]) for k, v, i in rows])
+    extra: list[Any] = []
+    if len(res.points) > 1:
+        extra.append(
+            html.Table(
+                [html.Tr([html.Th("δ promised"), html.Th("ε promised"), html.Th("exact δ (≤)"), html.Th("kept")])]
+                + [
+                    html.Tr(
+                        [
+                            html.Td(p["delta"]),
+                            html.Td(p["epsilon"]),
+                            html.Td(p["exact_upper"]),
+                            html.Td("yes" if p["kept"] else "NO"),
+                        ]
+                    )
+                    for p in res.points
+                ],
+                id="curve-points",
+            )
+        )
     sd = html.Table(
         [html.Tr([html.Th("geolevel"), html.Th("noise SD today (persons)"), html.Th("now")])]
         + [html.Tr([html.Td(r["geolevel"]), html.Td(r["today"]), html.Td(r["now"])]) for r in res.noise_sd],
         id="noise-sd",
     )
     note = "" if res.delta_tolerance_met else " (the δ interval is wider than asked: still certified)"
-    return [html.P(badge), table, html.P(f"accountant: {1000 * res.seconds:.0f} ms{note}", id="timing"), sd]
+    timing = html.P(f"accountant: {1000 * res.seconds:.0f} ms{note}", id="timing")
+    return [html.P(badge), table, *extra, timing, sd]
 
 
-def _figure(res: Live) -> go.Figure:
+def _query_text(factors: dict[str, str], shown: int = 6) -> str:
+    if not factors:
+        return "none (every query × 1 on top of its geolevel)"
+    items = [f"{k}={f}" for k, f in factors.items()]
+    return f"{len(items)}: " + ", ".join(items[:shown]) + (" …" if len(items) > shown else "")
+
+
+def _curves(res: Live) -> go.Figure:
     fig = go.Figure()
     eps = [p["eps"] for p in res.curve]
     fig.add_trace(
@@ -65,115 +120,435 @@ def _figure(res: Live) -> go.Figure:
     )
     fig.add_trace(go.Scatter(x=eps, y=[p["exact"] for p in res.curve], name="exact, this setting (proxy pair)"))
     fig.update_layout(
+        title="(ε, δ): the zCDP claim and the exact guarantee",
         yaxis={"type": "log", "title": "δ"},
         xaxis={"title": "ε"},
-        height=380,
-        margin={"l": 60, "r": 20, "t": 30, "b": 40},
+        height=360,
+        margin={"l": 60, "r": 20, "t": 40, "b": 40},
     )
     return fig
 
 
-def create_app(
-    scenario: Scenario, certify_root: str | Path = "runs/explorer", workers: int = 2, scheduler: str | None = None
-) -> Dash:
-    """The explorer of ``scenario``'s allocation against its promise; "Certify on all pairs" runs in the
-    background (:class:`explorer.certify.Certifier`, caches under ``certify_root``)."""
-    baseline = scenario.load_allocation()
-    certifier = Certifier(certify_root, workers=workers, scheduler=scheduler)
-    promise = target_from_allocation(baseline, delta=scenario.target_delta_text, conversion=scenario.conversion)
-    app = Dash(__name__, title=f"census-plb explorer: {scenario.name}")
+def _tradeoff(res: Live, today: dict[str, list[float]]) -> go.Figure:
+    fig = go.Figure()
+    fig.add_trace(go.Scatter(x=today["alpha"], y=today["beta"], name="baseline (proxy pair)", line={"dash": "dash"}))
+    fig.add_trace(go.Scatter(x=res.tradeoff["alpha"], y=res.tradeoff["beta"], name="this setting (proxy pair)"))
+    fig.update_layout(
+        title="f-DP trade-off: type II error β at type I error α (log axes)",
+        xaxis={"type": "log", "title": "α", "range": [-20, 0]},
+        yaxis={"type": "log", "title": "β", "range": [-20, 0]},
+        height=360,
+        margin={"l": 60, "r": 20, "t": 40, "b": 40},
+    )
+    return fig
+
+
+def _geolevel_row(g: str, queries: list[str]) -> html.Div:
     lo, hi = SLIDER_RANGE
-    sliders = [
+    marks = {lo: f"{10**lo:g}×", 0: "1×", hi: f"{10**hi:g}×"}
+    qrows = [
         html.Div(
             [
-                html.Label(f"{g}: log10 of the factor on its ρ", htmlFor=f"slider-{g}"),
-                dcc.Slider(
-                    id={"type": "factor", "geolevel": g},
-                    min=lo,
-                    max=hi,
-                    step=SLIDER_STEP,
-                    value=0.0,
-                    marks={lo: f"{10**lo:g}×", 0: "1×", hi: f"{10**hi:g}×"},
-                    updatemode="drag",
+                html.Span(q, style={"width": "22em", "fontSize": "0.85em"}),
+                html.Div(
+                    dcc.Slider(
+                        id={"type": "qfactor", "geolevel": g, "query": q},
+                        min=lo,
+                        max=hi,
+                        step=SLIDER_STEP,
+                        value=0.0,
+                        marks=None,
+                        updatemode="mouseup",
+                    ),
+                    style={"flex": "1"},
                 ),
             ],
-            className="slider",
+            style={"display": "flex", "alignItems": "center"},
         )
-        for g in baseline.geolevels
+        for q in queries
     ]
+    return html.Div(
+        [
+            html.Div(
+                [
+                    html.Label(f"{g}", htmlFor=f"slider-{g}", style={"width": "11em", "fontWeight": "bold"}),
+                    html.Div(
+                        dcc.Slider(
+                            id={"type": "factor", "geolevel": g},
+                            min=lo,
+                            max=hi,
+                            step=SLIDER_STEP,
+                            value=0.0,
+                            marks=marks,
+                            updatemode="drag",
+                        ),
+                        style={"flex": "1"},
+                    ),
+                    dcc.Input(
+                        id={"type": "typed", "geolevel": g},
+                        type="text",
+                        value="1",
+                        debounce=True,
+                        size="10",
+                        placeholder="factor, e.g. 3/2",
+                    ),
+                    html.Span("", id={"type": "typed-error", "geolevel": g}, style=_ERR),
+                ],
+                style={"display": "flex", "alignItems": "center", "gap": "0.5em"},
+            ),
+            html.Details([html.Summary(f"per query ({len(queries)}): factor on top of {g}'s"), *qrows]),
+        ],
+        className="slider",
+    )
+
+
+def create_app(
+    scenario: Scenario,
+    certify_root: str | Path = "runs/explorer",
+    workers: int = 2,
+    scheduler: str | None = None,
+    runs_root: str | Path = "runs",
+    export_root: str | Path = "explorer-exports",
+) -> Dash:
+    """The explorer of ``scenario``'s allocation against its promise (module docstring); background
+    certifications cache under ``certify_root``, exports go to ``export_root``."""
+    baseline = scenario.load_allocation()
+    certifier = Certifier(certify_root, workers=workers, scheduler=scheduler)
+    tasks = Tasks()
+    presets: dict[str, Preset] = {p.key: p for p in static_presets(scenario, baseline)}
+    run, run_why = run_preset(scenario, baseline, runs_root)
+    if run is not None:
+        presets[run.key] = run
+    today_tradeoff = tradeoff_points(baseline)
+    levels = baseline.geolevels
+    queries = {g: list(baseline.level(g).queries) for g in levels}
+    qkeys = [(g, q) for g in levels for q in queries[g]]
+    scenario_promise = PagePromise.of_scenario(scenario)
+
+    def preset_options() -> list[dict[str, Any]]:
+        opts: list[dict[str, Any]] = [{"label": p.label, "value": k} for k, p in presets.items()]
+        opts.insert(
+            1, {"label": "uniform minimax cut: every budget × the largest c keeping the promise", "value": UNIFORM}
+        )
+        if run is None:
+            opts.append({"label": f"the optimizer's run: {run_why}", "value": "run", "disabled": True})
+        return opts
+
+    app = Dash(__name__, title=f"census-plb explorer: {scenario.name}")
     app.layout = html.Div(
         [
             html.H1(f"Budget explorer: {scenario.name}"),
             html.P(
-                f"{scenario.description} Move a geolevel's budget; the numbers are the exact accountant's on the "
-                "proxy pair (the full spine path with itself): certified, but not yet confirmed on every pair."
+                f"{scenario.description} Move a budget; the numbers are the exact accountant's on the proxy pair "
+                "(the full spine path with itself): certified, but confirmed on every pair only by "
+                "“Certify on all pairs”."
             ),
-            html.Div(sliders, id="sliders"),
-            html.Div("", id="input-error", style={"color": "#c62828"}),
-            html.Div("…", id="panel"),
+            dcc.Store(id="setting", data=Setting().as_json()),
+            dcc.Store(id="apply", data=None),
+            html.Div(
+                [
+                    html.Label("Start from", htmlFor="preset"),
+                    dcc.Dropdown(
+                        id="preset",
+                        options=preset_options(),
+                        value="baseline",
+                        clearable=False,
+                        style={"width": "42em"},
+                    ),
+                    html.Button("Load", id="load", n_clicks=0),
+                    html.Span("", id="preset-status"),
+                ],
+                style=_ROW,
+            ),
+            html.Div(
+                [
+                    html.Label("Promise"),
+                    dcc.RadioItems(
+                        id="target-kind",
+                        options=[
+                            {"label": "one point (ε, δ)", "value": "point"},
+                            {"label": "the δ curve", "value": "curve"},
+                        ],
+                        value=scenario_promise.kind,
+                        inline=True,
+                    ),
+                    html.Label("δ", htmlFor="target-delta"),
+                    dcc.Input(id="target-delta", type="text", value=scenario_promise.delta, debounce=True, size="10"),
+                    html.Span("", id="delta-error", style=_ERR),
+                    html.Label("conversion", htmlFor="conversion"),
+                    dcc.Dropdown(
+                        id="conversion",
+                        options=[{"label": c.label, "value": n} for n, c in CONVERSIONS.items()],
+                        value=scenario_promise.conversion,
+                        clearable=False,
+                        style={"width": "16em"},
+                    ),
+                ],
+                style=_ROW,
+            ),
+            html.Div([_geolevel_row(g, queries[g]) for g in levels], id="sliders"),
+            html.Div("", id="input-error", style=_ERR),
+            dcc.Loading(html.Div("…", id="panel"), delay_show=400),
             html.Div(
                 [
                     html.Button("Certify on all pairs", id="certify", n_clicks=0),
-                    html.Progress(id="certify-progress", max="1", value="0", style={"width": "20em"}),
+                    html.Progress(id="certify-progress", max="1", value="0", style={"width": "16em"}),
                     html.Span("not certified on all pairs yet", id="certify-status"),
-                    dcc.Interval(id="certify-tick", interval=500, disabled=True),
                 ],
-                style={"display": "flex", "gap": "1em", "alignItems": "center"},
+                style=_ROW,
             ),
-            dcc.Graph(id="curves"),
+            html.Div(
+                [
+                    html.Label("objective", htmlFor="objective"),
+                    dcc.Dropdown(
+                        id="objective",
+                        options=[{"label": o, "value": o} for o in OBJECTIVE_CHOICES],
+                        value=scenario.objective,
+                        clearable=False,
+                        style={"width": "20em"},
+                    ),
+                    html.Button("Optimize from here", id="optimize", n_clicks=0),
+                    html.Span("", id="optimize-status"),
+                ],
+                style=_ROW,
+            ),
+            html.Div(
+                [
+                    html.Label("export as", htmlFor="export-name"),
+                    dcc.Input(id="export-name", type="text", value=f"{scenario.name}-explored", size="28"),
+                    html.Button("Export scenario + report", id="export", n_clicks=0),
+                    html.Span("", id="export-status"),
+                ],
+                style=_ROW,
+            ),
+            dcc.Interval(id="tick", interval=500, disabled=True),
+            html.Div(
+                [dcc.Graph(id="curves", style={"flex": "1"}), dcc.Graph(id="tradeoff", style={"flex": "1"})],
+                style={"display": "flex", "flexWrap": "wrap"},
+            ),
         ],
         style=_STYLE,
     )
 
+    def page_promise(kind, delta, conversion) -> PagePromise:
+        return PagePromise.parse(kind, delta, conversion, scenario_promise.curve_deltas)
+
+    def current(data) -> Any:
+        return Setting.from_json(data).allocation(baseline)
+
+    @app.callback(
+        Output("setting", "data"),
+        Output({"type": "factor", "geolevel": ALL}, "value"),
+        Output({"type": "typed", "geolevel": ALL}, "value"),
+        Output({"type": "qfactor", "geolevel": ALL, "query": ALL}, "value"),
+        Output({"type": "typed-error", "geolevel": ALL}, "children"),
+        Output("input-error", "children"),
+        Output("preset-status", "children"),
+        Input({"type": "factor", "geolevel": ALL}, "value"),
+        Input({"type": "typed", "geolevel": ALL}, "value"),
+        Input({"type": "qfactor", "geolevel": ALL, "query": ALL}, "value"),
+        Input("load", "n_clicks"),
+        Input("apply", "data"),
+        State("preset", "value"),
+        State("setting", "data"),
+        State("target-kind", "value"),
+        State("target-delta", "value"),
+        State("conversion", "value"),
+        prevent_initial_call=True,
+    )
+    def change(sliders, typed, qsliders, _load, applied, preset, data, kind, delta, conversion):
+        """One change of the setting: which input moved decides what changes (module docstring)."""
+        setting = Setting.from_json(data)
+        trig = ctx.triggered_id
+        typed_errors = [""] * len(levels)
+        status: Any = no_update
+
+        def unchanged(errors: list[str], message: Any, preset_message: Any) -> tuple:
+            keep = [no_update] * len(levels)
+            return (no_update, keep, keep, [no_update] * len(qkeys), errors, message, preset_message)
+
+        try:
+            if isinstance(trig, dict) and trig.get("type") == "factor":
+                g = trig["geolevel"]
+                setting = setting.with_geolevel(g, factor_from_slider(sliders[levels.index(g)], f"slider of {g}"))
+            elif isinstance(trig, dict) and trig.get("type") == "typed":
+                g = trig["geolevel"]
+                i = levels.index(g)
+                try:
+                    setting = setting.with_geolevel(g, parse_factor(typed[i], f"factor of {g}"))
+                except FieldError as exc:
+                    typed_errors[i] = str(exc)
+                    return unchanged(typed_errors, "", no_update)
+            elif isinstance(trig, dict) and trig.get("type") == "qfactor":
+                g, q = trig["geolevel"], trig["query"]
+                f = factor_from_slider(qsliders[qkeys.index((g, q))], f"slider of {g}/{q}")
+                setting = setting.with_query(g, q, f)
+            elif trig in ("load", "apply"):
+                key = (applied or {}).get("key") if trig == "apply" else preset
+                if key == UNIFORM:
+                    promise = page_promise(kind, delta, conversion)
+                    alloc, c = uniform_cut(baseline, promise.points(baseline))
+                    setting = Setting.from_allocation(baseline, alloc)
+                    status = f"uniform minimax cut: every budget × {float(c):.10g} (exact factor {c})"
+                elif key in presets:
+                    setting = Setting.from_allocation(baseline, presets[key].allocation)
+                    status = f"loaded: {presets[key].label}"
+                else:
+                    return unchanged(typed_errors, "", f"no preset {key!r}")
+        except FieldError as exc:
+            return unchanged(typed_errors, str(exc), no_update)
+        return (
+            setting.as_json(),
+            [_slider_value(setting.geolevel_factor(g)) for g in levels],
+            [str(setting.geolevel_factor(g)) for g in levels],
+            [_slider_value(setting.query_factor(g, q)) for g, q in qkeys],
+            typed_errors,
+            "",
+            status,
+        )
+
     @app.callback(
         Output("panel", "children"),
         Output("curves", "figure"),
-        Output("input-error", "children"),
-        Input({"type": "factor", "geolevel": ALL}, "value"),
+        Output("tradeoff", "figure"),
+        Output("delta-error", "children"),
+        Input("setting", "data"),
+        Input("target-kind", "value"),
+        Input("target-delta", "value"),
+        Input("conversion", "value"),
     )
-    def update(values: list[Any]):
+    def render(data, kind, delta, conversion):
         try:
-            factors = {g: factor_from_slider(v) for g, v in zip(baseline.geolevels, values, strict=True)}
-            res = live(scenario, baseline, factors)
-        except ValueError as exc:  # bad input: said next to the sliders, nothing else changes
-            return no_update, no_update, str(exc)
-        return _panel(res), _figure(res), ""
-
-    def setting(values: list[Any]):
-        factors = {g: factor_from_slider(v) for g, v in zip(baseline.geolevels, values, strict=True)}
-        return scaled_allocation(baseline, factors)
+            promise = page_promise(kind, delta, conversion)
+        except FieldError as exc:  # said next to the field; the numbers shown stay those of the last valid input
+            return no_update, no_update, no_update, str(exc)
+        res = live(scenario, baseline, Setting.from_json(data), promise)
+        return _panel(res), _curves(res), _tradeoff(res, today_tradeoff), ""
 
     @app.callback(
-        Output("certify-tick", "disabled", allow_duplicate=True),
+        Output("tick", "disabled", allow_duplicate=True),
         Input("certify", "n_clicks"),
-        State({"type": "factor", "geolevel": ALL}, "value"),
+        State("setting", "data"),
+        State("target-kind", "value"),
+        State("target-delta", "value"),
+        State("conversion", "value"),
         prevent_initial_call=True,
     )
-    def certify(_clicks: int, values: list[Any]):
+    def certify(_clicks, data, kind, delta, conversion):
         try:
-            certifier.start(setting(values), promise)
-        except ValueError:
+            certifier.start(current(data), page_promise(kind, delta, conversion).points(baseline))
+        except FieldError:
             return no_update
         return False  # poll the progress
 
     @app.callback(
+        Output("tick", "disabled", allow_duplicate=True),
+        Output("optimize-status", "children", allow_duplicate=True),
+        Input("optimize", "n_clicks"),
+        State("setting", "data"),
+        State("objective", "value"),
+        State("target-kind", "value"),
+        State("target-delta", "value"),
+        State("conversion", "value"),
+        prevent_initial_call=True,
+    )
+    def optimize(clicks, data, objective, kind, delta, conversion):
+        try:
+            promise = page_promise(kind, delta, conversion)
+        except FieldError as exc:
+            return no_update, str(exc)
+        here = current(data)
+        points = promise.points(baseline)
+
+        def job(say):
+            alloc, text = optimize_from_here(scenario, here, points, objective)
+            key = f"here-{clicks}"
+            presets[key] = Preset(key, f"optimized from a setting: {text} (proxy pair)", alloc)
+            say(text)
+            return key
+
+        st = tasks.start("optimize", job, f"optimizing {objective} from this setting on the proxy pair …")
+        return False, st.text
+
+    @app.callback(
+        Output("tick", "disabled", allow_duplicate=True),
+        Output("export-status", "children", allow_duplicate=True),
+        Input("export", "n_clicks"),
+        State("export-name", "value"),
+        State("setting", "data"),
+        State("objective", "value"),
+        State("target-kind", "value"),
+        State("target-delta", "value"),
+        State("conversion", "value"),
+        prevent_initial_call=True,
+    )
+    def export(_clicks, name, data, objective, kind, delta, conversion):
+        try:
+            promise = page_promise(kind, delta, conversion)
+            ex = write_scenario(export_root, str(name or "").strip(), scenario, current(data), promise, objective)
+        except (FieldError, ValueError) as exc:
+            return no_update, f"not exported: {exc}"
+
+        def job(say):
+            ex.run_dir.parent.mkdir(parents=True, exist_ok=True)
+            log = ex.run_dir.parent / "report.log"
+            say(f"wrote {ex.scenario} and {ex.allocation}; census-plb report running (log {log}) …")
+            with open(log, "w", encoding="utf-8") as fh:
+                rc = subprocess.run(report_command(ex), stdout=fh, stderr=subprocess.STDOUT, check=False).returncode
+            if rc != 0:
+                tail = log.read_text(encoding="utf-8").strip().splitlines()[-1:] or ["(no output)"]
+                raise RuntimeError(f"census-plb report exited with {rc}: {tail[0]} (log {log})")
+            say(f"exported: {ex.scenario}; report {ex.report_dir / 'report.html'}")
+            return str(ex.report_dir / "report.html")
+
+        st = tasks.start("export", job, f"wrote {ex.scenario} and {ex.allocation}; starting census-plb report …")
+        return False, st.text
+
+    @app.callback(
         Output("certify-status", "children"),
         Output("certify-progress", "value"),
-        Output("certify-tick", "disabled"),
-        Input("certify-tick", "n_intervals"),
-        Input({"type": "factor", "geolevel": ALL}, "value"),
+        Output("optimize-status", "children"),
+        Output("export-status", "children"),
+        Output("preset", "options"),
+        Output("apply", "data"),
+        Output("tick", "disabled"),
+        Input("tick", "n_intervals"),
+        Input("setting", "data"),
+        Input("target-kind", "value"),
+        Input("target-delta", "value"),
+        Input("conversion", "value"),
+        State("apply", "data"),
     )
-    def certify_status(_tick: int | None, values: list[Any]):
+    def poll(_tick, data, kind, delta, conversion, applied):
+        """The background tasks' states: certification of the current setting, optimize, export."""
         try:
-            st = certifier.status(allocation_digest(setting(values)))
-        except ValueError:
-            return "", "0", True
+            key = certifier.key(current(data), page_promise(kind, delta, conversion).points(baseline))
+            st = certifier.status(key)
+        except FieldError:
+            st = None
         if st is None:
-            return "not certified on all pairs yet", "0", True
-        if st.state == "running":
-            text = f"certifying on all {st.n_pairs} pairs: {st.done} results, {st.seconds:.0f} s …"
-            return text, f"{st.fraction:.3f}", False
-        return st.text, "1", True
+            cert, frac = "not certified on all pairs yet", "0"
+        elif st.state == "running":
+            cert, frac = (
+                f"certifying on all {st.n_pairs} pairs: {st.done} results, {st.seconds:.0f} s …",
+                f"{st.fraction:.3f}",
+            )
+        else:
+            cert, frac = st.text, "1"
+        opt, exp = tasks.status("optimize"), tasks.status("export")
+        apply: Any = no_update
+        if opt is not None and opt.state == "done" and (applied or {}).get("key") != opt.result:
+            apply = {"key": opt.result}  # load the optimum once it is there
+        running = (st is not None and st.state == "running") or tasks.running
+        return (
+            cert,
+            frac,
+            no_update if opt is None else opt.text,
+            no_update if exp is None else exp.text,
+            preset_options(),
+            apply,
+            not running,
+        )
 
     return app
 

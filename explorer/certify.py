@@ -11,8 +11,10 @@ pair results in that cache over the number of pairs.
 
 from __future__ import annotations
 
+import hashlib
 import threading
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -51,15 +53,21 @@ class Certifier:
         self._status: dict[str, Status] = {}
         self._lock = threading.Lock()
 
-    def start(self, alloc: Allocation, target: Target) -> str:
-        """Start certifying ``alloc`` against ``target`` (unless it is running or done); its key."""
-        key = allocation_digest(alloc)
+    @staticmethod
+    def key(alloc: Allocation, points: Sequence[Target]) -> str:
+        """The key of one certification: the allocation's content and the promised points."""
+        promise = hashlib.sha256(repr([(t.epsilon, t.delta) for t in points]).encode()).hexdigest()[:16]
+        return f"{allocation_digest(alloc)[:32]}-{promise}"
+
+    def start(self, alloc: Allocation, points: Sequence[Target]) -> str:
+        """Start certifying ``alloc`` against every promised point (unless it is running or done); its key."""
+        key = self.key(alloc, points)
         with self._lock:
             if key in self._status and self._status[key].state in ("running", "confirmed", "violated"):
                 return key
             n = len(confirm_mod.paths_of(alloc))
             self._status[key] = Status("running", n * (n + 1) // 2)
-        threading.Thread(target=self._run, args=(key, alloc, target), daemon=True).start()
+        threading.Thread(target=self._run, args=(key, alloc, list(points)), daemon=True).start()
         return key
 
     def status(self, key: str) -> Status | None:
@@ -72,12 +80,12 @@ class Certifier:
             st.seconds = time.perf_counter() - st.started
         return st
 
-    def _run(self, key: str, alloc: Allocation, target: Target) -> None:
+    def _run(self, key: str, alloc: Allocation, points: list[Target]) -> None:
         st = self._status[key]
         try:
             conf = confirm_mod.confirm(
                 alloc,
-                target,
+                points if len(points) > 1 else points[0],
                 cache_dir=self.root / key / "cache",
                 workers=self.workers,
                 scheduler=self.scheduler,
@@ -90,14 +98,29 @@ class Certifier:
             return
         st.seconds = time.perf_counter() - st.started
         st.worst_pair = tuple(conf.worst_pair)  # type: ignore[assignment]
-        pair = f"[{conf.worst_pair[0]}, {conf.worst_pair[1]}]"
-        if conf.passed:
-            st.state = "confirmed"
-            st.text = f"confirmed on all {conf.n_pairs} pairs (largest δ ≤ {_up(conf.worst_delta)}, pair {pair})"
-        else:
-            st.state = "violated"
-            st.text = f"NOT kept: pair {pair} has δ ≤ {_up(conf.worst_delta)}, above the promise"
+        st.state, st.text = ("confirmed" if conf.passed else "violated"), verdict_text(conf)
         st.done = st.n_pairs
+
+
+def verdict_text(conf: Any) -> str:
+    """The verdict of a :class:`optimizer.jobs.confirm.Confirmation` in words. A pair is named the worst
+    only when it certainly is (its lower bound ≥ every other pair's upper: issue 35's rule), else the
+    pairs tied within their bounds; a promise is called broken only when a lower bound is above it."""
+    pair = f"[{conf.worst_pair[0]}, {conf.worst_pair[1]}]"
+    at = "" if len(conf.points) <= 1 else f" at δ = {conf.worst_point.delta}"
+    if conf.worst_certain:
+        who = f"pair {pair}"
+    else:
+        tied = ", ".join(f"[{i}, {j}]" for i, j in list(conf.tied_pairs)[:3])
+        more = " …" if len(conf.tied_pairs) > 3 else ""
+        who = f"{len(conf.tied_pairs)} pairs tied within their bounds: {tied}{more}"
+    if conf.passed:
+        return f"confirmed on all {conf.n_pairs} pairs{at} (largest δ ≤ {_up(conf.worst_delta)}; {who})"
+    promised = conf.worst_point.delta_fraction if conf.worst_point is not None else None
+    lower = exact_fraction(conf.worst_delta.lower)
+    if promised is not None and lower > promised:
+        return f"NOT kept{at}: pair {pair} has δ ≥ {decimal_string(lower, 6, 'down')}, above the promise"
+    return f"NOT certified{at}: pair {pair}'s δ ≤ {_up(conf.worst_delta)} reaches above the promise ({who})"
 
 
 def _up(bound: Any) -> str:

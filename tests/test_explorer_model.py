@@ -1,15 +1,21 @@
 """Issue 16 (in part): the explorer's numbers come from the library, exactly, for exactly the
 allocation the page names; bad input is refused naming the value, before any accounting."""
 
+import itertools
 import math
 from fractions import Fraction
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from accountant import Composition, DiscreteGaussian
-from explorer.model import FACTOR_GRID, factor_from_slider, live, scaled_allocation
+from explorer.export import write_scenario
+from explorer.model import FACTOR_GRID, FieldError, PagePromise, Setting, factor_from_slider, live, parse_factor
+from explorer.presets import optimize_from_here, static_presets, uniform_cut
 from optimizer.scenario import load_scenario
 from optimizer.search import target_from_allocation
+from optimizer.search.objectives import OBJECTIVES, ParetoGuard
 
 
 @pytest.fixture(scope="module")
@@ -33,20 +39,82 @@ def test_factors_are_exact_on_the_grid():
 
 def test_unknown_geolevels_and_non_positive_factors_are_refused(dhc):
     _, alloc = dhc
-    with pytest.raises(ValueError, match="unknown geolevel"):
-        scaled_allocation(alloc, {"Planet": Fraction(2)})
-    with pytest.raises(ValueError, match="positive Fraction"):
-        scaled_allocation(alloc, {"Block": Fraction(0)})
-    with pytest.raises(ValueError, match="positive Fraction"):
-        scaled_allocation(alloc, {"Block": 1.5})
+    with pytest.raises(FieldError, match="unknown geolevel"):
+        Setting((("Planet", Fraction(2)),)).allocation(alloc)
+    with pytest.raises(FieldError, match="unknown query 'nosuch'"):
+        Setting(query=((("Block", "nosuch"), Fraction(2)),)).allocation(alloc)
+    with pytest.raises(FieldError, match="positive Fraction"):
+        Setting((("Block", Fraction(0)),))
+    with pytest.raises(FieldError, match="positive Fraction"):
+        Setting((("Block", 1.5),))  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("0", "budget of 0"),
+        ("-1", "budget of below 0"),
+        ("abc", "'abc' is not a number"),
+        ("", "empty"),
+        ("1/0", "is not a number"),
+        ("nan", "is not a number"),
+        ("1e9", "outside"),
+    ],
+)
+def test_a_typed_factor_is_exact_or_refused_naming_the_field(text, message):
+    with pytest.raises(FieldError, match=message) as err:
+        parse_factor(text, "factor of County")
+    assert err.value.field == "factor of County" and str(err.value).startswith("factor of County: ")
+    assert parse_factor(" 3/2 ", "f") == Fraction(3, 2) and parse_factor("1.25", "f") == Fraction(5, 4)
+
+
+@pytest.mark.parametrize(
+    ("kind", "delta", "conversion", "field"),
+    [
+        ("point", "2", "bun-steinke", "δ"),
+        ("point", "0", "bun-steinke", "δ"),
+        ("point", "x", "bun-steinke", "δ"),
+        ("point", "1e-200", "bun-steinke", "δ"),
+        ("point", "1e-10", "nosuch", "conversion"),
+        ("line", "1e-10", "cks", "target"),
+    ],
+)
+def test_the_promise_fields_are_checked_before_any_accounting(kind, delta, conversion, field):
+    with pytest.raises(FieldError) as err:
+        PagePromise.parse(kind, delta, conversion)
+    assert err.value.field == field
+
+
+_factor = st.fractions(min_value=Fraction(1, 20), max_value=20).filter(lambda f: f > 0)
+
+
+@settings(max_examples=40, deadline=None)
+@given(data=st.data())
+def test_a_setting_names_exactly_one_allocation_and_back(dhc, data):
+    """Setting.from_allocation inverts Setting.allocation (exact), whatever the factors."""
+    _, alloc = dhc
+    keys = [(g, q) for g, q, _ in alloc.items()]
+    geo = data.draw(st.dictionaries(st.sampled_from(alloc.geolevels), _factor, max_size=4))
+    qry = data.draw(st.dictionaries(st.sampled_from(keys), _factor, max_size=6))
+    s = Setting(tuple(sorted(geo.items())), tuple(sorted(qry.items())))
+    new = s.allocation(alloc)
+    for g, q, r in new.items():
+        assert r == alloc.level(g).rho[alloc.level(g).queries.index(q)] * geo.get(g, 1) * qry.get((g, q), 1)
+    back = Setting.from_allocation(alloc, new)
+    assert list(back.allocation(alloc).items()) == list(new.items())
+    assert Setting.from_json(back.as_json()) == back
 
 
 def test_the_live_delta_is_the_accountants_for_that_allocation(dhc):
     sc, alloc = dhc
     factors = {"Block": Fraction(3, 2), "US": Fraction(1, 2)}
-    res = live(sc, alloc, factors)
+    detailed = ("Block", alloc.level("Block").queries[0])
+    setting = Setting(tuple(sorted(factors.items())), ((detailed, Fraction(7, 5)),))
+    res = live(sc, alloc, setting)
     # independently: the full spine path (every geolevel once), each measurement twice, σ² = 1/ρ
-    new = alloc.with_rho({(g, q): r * factors.get(g, 1) for g, q, r in alloc.items()})
+    new = alloc.with_rho(
+        {(g, q): r * factors.get(g, 1) * (Fraction(7, 5) if (g, q) == detailed else 1) for g, q, r in alloc.items()}
+    )
     counts: dict[Fraction, int] = {}
     for _, _, r in new.items():
         counts[r] = counts.get(r, 0) + 2
@@ -58,14 +126,86 @@ def test_the_live_delta_is_the_accountants_for_that_allocation(dhc):
     assert Fraction(res.delta_lower) <= Fraction(str(d.lower)) * (1 + Fraction(1, 10**11))
     assert Fraction(res.delta_lower) <= Fraction(res.delta_upper)
     assert res.total_rho == str(new.total_rho) and res.kept_on_proxy
-    block = next(r for r in res.noise_sd if r["geolevel"] == "Block")
-    assert float(block["now"]) == pytest.approx(float(block["today"]) / math.sqrt(1.5), abs=0.01)
+    us = next(r for r in res.noise_sd if r["geolevel"] == "US")
+    assert float(us["now"]) == pytest.approx(float(us["today"]) * math.sqrt(2), abs=0.01)
+    assert res.query_factors == {f"Block/{detailed[1]}": "7/5"}
+    # the trade-off curve: a convex, decreasing β(α) below 1 − α
+    a, b = res.tradeoff["alpha"], res.tradeoff["beta"]
+    order = sorted(range(len(a)), key=a.__getitem__)
+    assert all(b[i] >= b[j] - 1e-15 for i, j in itertools.pairwise(order))
+    assert all(b[i] <= 1 - a[i] + 1e-15 for i in range(len(a)))
 
 
 def test_the_badge_turns_when_the_budget_breaks_the_promise(dhc):
     sc, alloc = dhc
-    res = live(sc, alloc, {g: Fraction(2) for g in alloc.geolevels})  # twice the budget everywhere
+    res = live(sc, alloc, Setting(tuple((g, Fraction(2)) for g in sorted(alloc.geolevels))))  # twice the budget
     assert not res.kept_on_proxy and Fraction(res.delta_lower) > Fraction(1, 10**10)
+
+
+def test_a_curve_promise_is_kept_only_when_every_point_is(dhc):
+    """The curve: one row per promised δ, each exact δ against its own ε; the uniform cut at 1e-10 breaks
+    a point further down the curve (the reason the curve target exists)."""
+    sc, alloc = dhc
+    curve = PagePromise.parse("curve", "1e-10", "bun-steinke")
+    base = live(sc, alloc, Setting(), curve)
+    assert base.kept_on_proxy and len(base.points) == 15 and all(p["kept"] for p in base.points)
+    point = PagePromise.parse("point", "1e-10", "bun-steinke")
+    cut, _ = uniform_cut(alloc, point.points(alloc))
+    res = live(sc, alloc, Setting.from_allocation(alloc, cut), curve)
+    broken = [p["delta"] for p in res.points if not p["kept"]]
+    assert not res.kept_on_proxy and broken and "1e-10" not in broken
+    assert res.promised_delta in broken  # the headline point is the most binding one
+
+
+def test_presets_name_where_they_come_from(dhc, tmp_path):
+    sc, alloc = dhc
+    (p,) = static_presets(sc, alloc)
+    assert p.label.startswith("production: the Bureau's dhc-persons")
+    from tests.toy_scenario import TOY_ALLOC, TOY_SCENARIO
+
+    (tmp_path / "alloc.toml").write_text(TOY_ALLOC)
+    (tmp_path / "toy.toml").write_text(TOY_SCENARIO)
+    toy = load_scenario(tmp_path / "toy.toml")
+    (own,) = static_presets(toy, toy.load_allocation())
+    assert "not the Bureau's" in own.label and "production" not in own.label
+
+
+@pytest.mark.parametrize("objective", sorted(set(OBJECTIVES) - {"published-variance"}))
+def test_optimize_from_here_keeps_the_promise_with_no_query_noisier_than_here(dhc, objective):
+    sc, alloc = dhc
+    here = alloc.with_rho({(g, q): r * (Fraction(1, 2) if g == "US" else 1) for g, q, r in alloc.items()})
+    promise = target_from_allocation(alloc, delta="1e-10", conversion="bun-steinke")
+    new, text = optimize_from_here(sc, here, [promise], objective)
+    assert ParetoGuard().holds(new, here) and new.total_rho > here.total_rho
+    counts: dict[Fraction, int] = {}
+    for _, _, r in new.items():
+        counts[r] = counts.get(r, 0) + 2
+    d = Composition({DiscreteGaussian(1 / r): n for r, n in counts.items()}).delta(
+        promise.epsilon, tol=1e-35, rtol=1e-12
+    )
+    # the optimizer certified δ ≤ promise; this recomputation's upper end is within rtol 1e-12 of the truth
+    assert Fraction(str(d.lower)) <= promise.delta_fraction
+    assert Fraction(str(d.upper)) <= promise.delta_fraction * (1 + Fraction(1, 10**12))
+    assert objective in text
+
+
+def test_export_writes_a_scenario_that_loads_back_to_the_setting(dhc, tmp_path):
+    sc, alloc = dhc
+    setting = Setting((("County", Fraction(3, 2)),), ((("Block", alloc.level("Block").queries[0]), Fraction(6, 5)),))
+    promise = PagePromise.parse("curve", "1e-12", "cks")
+    ex = write_scenario(tmp_path, "dhc-explored", sc, setting.allocation(alloc), promise, "sum-variance")
+    back = load_scenario(ex.scenario)
+    assert list(back.load_allocation().items()) == list(setting.allocation(alloc).items())
+    assert (back.target_kind, back.target_delta_text, back.conversion, back.objective) == (
+        "curve",
+        "1e-12",
+        "cks",
+        "sum-variance",
+    )
+    assert back.curve_deltas == promise.curve_deltas and back.pareto == sc.pareto
+    with pytest.raises(ValueError, match="export name"):
+        write_scenario(tmp_path, "../escape", sc, alloc, promise, "sum-variance")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["dhc-explored-allocation.toml", "dhc-explored.toml"]
 
 
 def test_explore_refuses_a_bad_port_or_scenario_in_one_line(capsys):
