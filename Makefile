@@ -42,7 +42,7 @@ test-slow: $(STAMP)
 
 # the README's screenshot of the committed report's first screen (from its browser test)
 screenshots: $(STAMP) browser
-	CENSUS_PLB_SCREENSHOTS=docs/img $(PY) -m pytest -q tests/test_report_browser.py -k first_screen
+	CENSUS_PLB_SCREENSHOTS=docs/img $(PY) -m pytest -q tests/test_report_browser.py tests/test_explorer_browser.py -k "first_screen or readme_screenshot"
 
 bench: $(STAMP)
 	$(PY) -m bench.accountant

@@ -92,8 +92,9 @@ def measure(scenario: str, moves: int) -> list[dict]:
                 return ""
 
             wait.until(lambda d: re.match(r"\d", text("exact-delta")))
-            handles = driver.find_elements(By.CSS_SELECTOR, GEOLEVEL_SLIDERS)
             names = list(sc.load_allocation().geolevels)
+            wait.until(lambda d: len(d.find_elements(By.CSS_SELECTOR, GEOLEVEL_SLIDERS)) == len(names))
+            handles = driver.find_elements(By.CSS_SELECTOR, GEOLEVEL_SLIDERS)
             rows = []
             for k in range(moves):
                 g = (k // 10) % len(handles)  # ten moves per geolevel: five up from 1×, five back

@@ -112,13 +112,13 @@ def _query_text(factors: dict[str, str], shown: int = 6) -> str:
     return f"{len(items)}: " + ", ".join(items[:shown]) + (" …" if len(items) > shown else "")
 
 
-def _curves(res: Live) -> go.Figure:
+def _curves(curve: list[dict[str, float]]) -> go.Figure:
     fig = go.Figure()
-    eps = [p["eps"] for p in res.curve]
+    eps = [p["eps"] for p in curve]
     fig.add_trace(
-        go.Scatter(x=eps, y=[p["claim"] for p in res.curve], name="zCDP claim (baseline ρ)", line={"dash": "dash"})
+        go.Scatter(x=eps, y=[p["claim"] for p in curve], name="zCDP claim (baseline ρ)", line={"dash": "dash"})
     )
-    fig.add_trace(go.Scatter(x=eps, y=[p["exact"] for p in res.curve], name="exact, this setting (proxy pair)"))
+    fig.add_trace(go.Scatter(x=eps, y=[p["exact"] for p in curve], name="exact, this setting (proxy pair)"))
     fig.update_layout(
         title="(ε, δ): the zCDP claim and the exact guarantee",
         yaxis={"type": "log", "title": "δ"},
@@ -129,10 +129,10 @@ def _curves(res: Live) -> go.Figure:
     return fig
 
 
-def _tradeoff(res: Live, today: dict[str, list[float]]) -> go.Figure:
+def _tradeoff(now: dict[str, list[float]], today: dict[str, list[float]]) -> go.Figure:
     fig = go.Figure()
     fig.add_trace(go.Scatter(x=today["alpha"], y=today["beta"], name="baseline (proxy pair)", line={"dash": "dash"}))
-    fig.add_trace(go.Scatter(x=res.tradeoff["alpha"], y=res.tradeoff["beta"], name="this setting (proxy pair)"))
+    fig.add_trace(go.Scatter(x=now["alpha"], y=now["beta"], name="this setting (proxy pair)"))
     fig.update_layout(
         title="f-DP trade-off: type II error β at type I error α (log axes)",
         xaxis={"type": "log", "title": "α", "range": [-20, 0]},
@@ -143,10 +143,11 @@ def _tradeoff(res: Live, today: dict[str, list[float]]) -> go.Figure:
     return fig
 
 
-def _geolevel_row(g: str, queries: list[str]) -> html.Div:
+def _query_sliders(g: str, queries: list[str], setting: Setting) -> list[Any]:
+    """One slider per query of geolevel ``g`` (a factor on top of the geolevel's), at the setting's factors;
+    only the chosen geolevel's are on the page (a page with every query's slider reacts 3× slower)."""
     lo, hi = SLIDER_RANGE
-    marks = {lo: f"{10**lo:g}×", 0: "1×", hi: f"{10**hi:g}×"}
-    qrows = [
+    return [
         html.Div(
             [
                 html.Span(q, style={"width": "22em", "fontSize": "0.85em"}),
@@ -156,9 +157,9 @@ def _geolevel_row(g: str, queries: list[str]) -> html.Div:
                         min=lo,
                         max=hi,
                         step=SLIDER_STEP,
-                        value=0.0,
+                        value=_slider_value(setting.query_factor(g, q)),
                         marks=None,
-                        updatemode="mouseup",
+                        updatemode="drag",
                     ),
                     style={"flex": "1"},
                 ),
@@ -167,38 +168,38 @@ def _geolevel_row(g: str, queries: list[str]) -> html.Div:
         )
         for q in queries
     ]
+
+
+def _geolevel_row(g: str) -> html.Div:
+    lo, hi = SLIDER_RANGE
+    marks = {lo: f"{10**lo:g}×", 0: "1×", hi: f"{10**hi:g}×"}
     return html.Div(
         [
+            html.Label(f"{g}", htmlFor=f"slider-{g}", style={"width": "11em", "fontWeight": "bold"}),
             html.Div(
-                [
-                    html.Label(f"{g}", htmlFor=f"slider-{g}", style={"width": "11em", "fontWeight": "bold"}),
-                    html.Div(
-                        dcc.Slider(
-                            id={"type": "factor", "geolevel": g},
-                            min=lo,
-                            max=hi,
-                            step=SLIDER_STEP,
-                            value=0.0,
-                            marks=marks,
-                            updatemode="drag",
-                        ),
-                        style={"flex": "1"},
-                    ),
-                    dcc.Input(
-                        id={"type": "typed", "geolevel": g},
-                        type="text",
-                        value="1",
-                        debounce=True,
-                        size="10",
-                        placeholder="factor, e.g. 3/2",
-                    ),
-                    html.Span("", id={"type": "typed-error", "geolevel": g}, style=_ERR),
-                ],
-                style={"display": "flex", "alignItems": "center", "gap": "0.5em"},
+                dcc.Slider(
+                    id={"type": "factor", "geolevel": g},
+                    min=lo,
+                    max=hi,
+                    step=SLIDER_STEP,
+                    value=0.0,
+                    marks=marks,
+                    updatemode="drag",
+                ),
+                style={"flex": "1"},
             ),
-            html.Details([html.Summary(f"per query ({len(queries)}): factor on top of {g}'s"), *qrows]),
+            dcc.Input(
+                id={"type": "typed", "geolevel": g},
+                type="text",
+                value="1",
+                debounce=True,
+                size="10",
+                placeholder="factor, e.g. 3/2",
+            ),
+            html.Span("", id={"type": "typed-error", "geolevel": g}, style=_ERR),
         ],
         className="slider",
+        style={"display": "flex", "alignItems": "center", "gap": "0.5em"},
     )
 
 
@@ -220,9 +221,10 @@ def create_app(
     if run is not None:
         presets[run.key] = run
     today_tradeoff = tradeoff_points(baseline)
+    # the first screen is computed here (a callback whose outputs are also its inputs is not called on load)
+    first = live(scenario, baseline, Setting(), PagePromise.of_scenario(scenario))
     levels = baseline.geolevels
     queries = {g: list(baseline.level(g).queries) for g in levels}
-    qkeys = [(g, q) for g in levels for q in queries[g]]
     scenario_promise = PagePromise.of_scenario(scenario)
 
     def preset_options() -> list[dict[str, Any]]:
@@ -245,6 +247,7 @@ def create_app(
             ),
             dcc.Store(id="setting", data=Setting().as_json()),
             dcc.Store(id="apply", data=None),
+            dcc.Store(id="live-curves", data={"curve": first.curve, "tradeoff": first.tradeoff}),
             html.Div(
                 [
                     html.Label("Start from", htmlFor="preset"),
@@ -286,9 +289,23 @@ def create_app(
                 ],
                 style=_ROW,
             ),
-            html.Div([_geolevel_row(g, queries[g]) for g in levels], id="sliders"),
+            html.Div([_geolevel_row(g) for g in levels], id="sliders"),
+            html.Div(
+                [
+                    html.Label("per-query factors of", htmlFor="query-level"),
+                    dcc.Dropdown(
+                        id="query-level",
+                        options=[{"label": f"{g} ({len(queries[g])} queries)", "value": g} for g in levels],
+                        value=None,
+                        placeholder="choose a geolevel to set its queries' factors",
+                        style={"width": "28em"},
+                    ),
+                ],
+                style=_ROW,
+            ),
+            html.Div([], id="query-sliders"),
             html.Div("", id="input-error", style=_ERR),
-            dcc.Loading(html.Div("…", id="panel"), delay_show=400),
+            dcc.Loading(html.Div(_panel(first), id="panel"), delay_show=400),
             html.Div(
                 [
                     html.Button("Certify on all pairs", id="certify", n_clicks=0),
@@ -344,28 +361,32 @@ def create_app(
         Output({"type": "typed-error", "geolevel": ALL}, "children"),
         Output("input-error", "children"),
         Output("preset-status", "children"),
+        Output("panel", "children"),
+        Output("live-curves", "data"),
+        Output("delta-error", "children"),
         Input({"type": "factor", "geolevel": ALL}, "value"),
         Input({"type": "typed", "geolevel": ALL}, "value"),
         Input({"type": "qfactor", "geolevel": ALL, "query": ALL}, "value"),
         Input("load", "n_clicks"),
         Input("apply", "data"),
+        Input("target-kind", "value"),
+        Input("target-delta", "value"),
+        Input("conversion", "value"),
         State("preset", "value"),
         State("setting", "data"),
-        State("target-kind", "value"),
-        State("target-delta", "value"),
-        State("conversion", "value"),
-        prevent_initial_call=True,
     )
-    def change(sliders, typed, qsliders, _load, applied, preset, data, kind, delta, conversion):
-        """One change of the setting: which input moved decides what changes (module docstring)."""
+    def change(sliders, typed, qsliders, _load, applied, kind, delta, conversion, preset, data):
+        """One change of the page: which input moved decides what changes (module docstring); then the
+        live numbers, in the same response (one round trip a move); the figures follow from ``live-curves``."""
         setting = Setting.from_json(data)
         trig = ctx.triggered_id
+        qids = [(i["id"]["geolevel"], i["id"]["query"]) for i in ctx.inputs_list[2]]  # the sliders on the page
         typed_errors = [""] * len(levels)
         status: Any = no_update
 
         def unchanged(errors: list[str], message: Any, preset_message: Any) -> tuple:
             keep = [no_update] * len(levels)
-            return (no_update, keep, keep, [no_update] * len(qkeys), errors, message, preset_message)
+            return (no_update, keep, keep, [no_update] * len(qids), errors, message, preset_message, *(no_update,) * 3)
 
         try:
             if isinstance(trig, dict) and trig.get("type") == "factor":
@@ -381,7 +402,7 @@ def create_app(
                     return unchanged(typed_errors, "", no_update)
             elif isinstance(trig, dict) and trig.get("type") == "qfactor":
                 g, q = trig["geolevel"], trig["query"]
-                f = factor_from_slider(qsliders[qkeys.index((g, q))], f"slider of {g}/{q}")
+                f = factor_from_slider(qsliders[qids.index((g, q))], f"slider of {g}/{q}")
                 setting = setting.with_query(g, q, f)
             elif trig in ("load", "apply"):
                 key = (applied or {}).get("key") if trig == "apply" else preset
@@ -397,33 +418,36 @@ def create_app(
                     return unchanged(typed_errors, "", f"no preset {key!r}")
         except FieldError as exc:
             return unchanged(typed_errors, str(exc), no_update)
-        return (
-            setting.as_json(),
-            [_slider_value(setting.geolevel_factor(g)) for g in levels],
-            [str(setting.geolevel_factor(g)) for g in levels],
-            [_slider_value(setting.query_factor(g, q)) for g, q in qkeys],
-            typed_errors,
-            "",
-            status,
+        moved = isinstance(trig, dict) and trig.get("type") in ("factor", "qfactor")
+        # a slider keeps the position the user gave it (writing back log10 of its grid factor would move
+        # it off the slider's steps, and the next step could land on the same factor); typed factors and
+        # presets move the sliders to their exact factors
+        geo_sliders = (
+            [no_update] * len(levels) if moved else [_slider_value(setting.geolevel_factor(g)) for g in levels]
         )
-
-    @app.callback(
-        Output("panel", "children"),
-        Output("curves", "figure"),
-        Output("tradeoff", "figure"),
-        Output("delta-error", "children"),
-        Input("setting", "data"),
-        Input("target-kind", "value"),
-        Input("target-delta", "value"),
-        Input("conversion", "value"),
-    )
-    def render(data, kind, delta, conversion):
+        q_sliders = [no_update] * len(qids) if moved else [_slider_value(setting.query_factor(g, q)) for g, q in qids]
+        head = (setting.as_json(), geo_sliders, [str(setting.geolevel_factor(g)) for g in levels], q_sliders)
         try:
             promise = page_promise(kind, delta, conversion)
         except FieldError as exc:  # said next to the field; the numbers shown stay those of the last valid input
-            return no_update, no_update, no_update, str(exc)
-        res = live(scenario, baseline, Setting.from_json(data), promise)
-        return _panel(res), _curves(res), _tradeoff(res, today_tradeoff), ""
+            return (*head, typed_errors, "", status, no_update, no_update, str(exc))
+        res = live(scenario, baseline, setting, promise)
+        return (*head, typed_errors, "", status, _panel(res), {"curve": res.curve, "tradeoff": res.tradeoff}, "")
+
+    @app.callback(Output("curves", "figure"), Output("tradeoff", "figure"), Input("live-curves", "data"))
+    def draw(curves):
+        if not curves:
+            return no_update, no_update
+        return _curves(curves["curve"]), _tradeoff(curves["tradeoff"], today_tradeoff)
+
+    @app.callback(Output("query-sliders", "children"), Input("query-level", "value"), State("setting", "data"))
+    def show_queries(g, data):
+        if g not in queries:
+            return []
+        return [
+            html.P(f"{g}: a factor per query, on top of {g}'s (others 1)", style={"margin": "0.2em 0"}),
+            *_query_sliders(g, queries[g], Setting.from_json(data)),
+        ]
 
     @app.callback(
         Output("tick", "disabled", allow_duplicate=True),
@@ -506,6 +530,7 @@ def create_app(
 
     @app.callback(
         Output("certify-status", "children"),
+        Output("certify-status", "style"),
         Output("certify-progress", "value"),
         Output("optimize-status", "children"),
         Output("export-status", "children"),
@@ -540,8 +565,11 @@ def create_app(
         if opt is not None and opt.state == "done" and (applied or {}).get("key") != opt.result:
             apply = {"key": opt.result}  # load the optimum once it is there
         running = (st is not None and st.state == "running") or tasks.running
+        colour = {"confirmed": "#2e7d32", "violated": "#c62828", "failed": "#c62828"}.get(st.state if st else "")
+        badge = {"background": colour, "color": "white", "padding": "0.2em 0.5em"} if colour else {}
         return (
             cert,
+            badge,
             frac,
             no_update if opt is None else opt.text,
             no_update if exp is None else exp.text,

@@ -65,7 +65,7 @@ DELTA_TOL, DELTA_RTOL, EPS_RTOL, TRADEOFF_TOL = 1e-35, 1e-12, 1e-12, 1e-20
 #: ε grid of the live curves: this many points from 0.5 to 1.5 × the promised ε
 CURVE_POINTS = 11
 #: vertices of the live trade-off curve
-TRADEOFF_POINTS = 61
+TRADEOFF_POINTS = 41
 
 
 class FieldError(ValueError):

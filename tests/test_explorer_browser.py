@@ -94,26 +94,35 @@ def _composition(alloc) -> Composition:
     return Composition({DiscreteGaussian(1 / r): n for r, n in counts.items()})
 
 
-def _allocation_shown(sc, driver, factors_text: str | None = None):
-    """The allocation the page names: its exact geolevel factors (and no query factor)."""
+def _allocation_shown(sc, driver, factors_text: str | None = None, query_text: str = "none"):
+    """The allocation the page names: its exact geolevel factors and the query factors it lists."""
     base = sc.load_allocation()
     text = _text(driver, "factors") if factors_text is None else factors_text
     factors = {g: Fraction(f) for g, f in (item.split("=") for item in text.split(", "))}
-    return base.with_rho({(g, q): r * factors[g] for g, q, r in base.items()})
+    per_query: dict[tuple[str, str], Fraction] = {}
+    if not query_text.startswith("none"):
+        assert not query_text.endswith("…"), "more query factors than the panel lists"
+        for item in query_text.split(": ", 1)[1].split(", "):
+            key, f = item.rsplit("=", 1)
+            g, q = key.split("/", 1)
+            per_query[(g, q)] = Fraction(f)
+    return base.with_rho({(g, q): r * factors[g] * per_query.get((g, q), 1) for g, q, r in base.items()})
 
 
 _READ = (
-    "return ['factors', 'exact-delta', 'exact-delta-lower'].map(i => (document.getElementById(i) || {}).textContent)"
+    "return ['factors', 'exact-delta', 'exact-delta-lower', 'query-factors']"
+    ".map(i => (document.getElementById(i) || {}).textContent)"
 )
 
 
 def _shows_the_accountants_delta(sc, driver) -> bool:
     """Whether the panel, read in one go (it re-renders on every move), shows the accountant's δ of the
     allocation it names."""
-    factors, upper, lower = driver.execute_script(_READ)
+    factors, upper, lower, queries = driver.execute_script(_READ)
     if not (factors and upper and re.match(r"\d", upper)):
         return False
-    return (upper.strip(), lower.strip()) == _expected_delta(sc, _allocation_shown(sc, driver, factors))
+    shown = _allocation_shown(sc, driver, factors, queries or "none")
+    return (upper.strip(), lower.strip()) == _expected_delta(sc, shown)
 
 
 def _expected_delta(sc, alloc) -> tuple[str, str]:
@@ -180,6 +189,25 @@ def test_bad_input_is_said_next_to_its_field_and_changes_nothing(page):
             (_text(d, "exact-delta"), _text(d, "exact-delta-lower")) == _expected_delta(sc, _allocation_shown(sc, d))
         )
     )
+
+
+def test_a_query_slider_sets_that_querys_factor_exactly(page):
+    """Expanded, per query: choose a geolevel, move one query's slider; the panel lists that query's
+    exact factor and its δ is the accountant's for the allocation with it."""
+    sc, driver = page
+    wait = WebDriverWait(driver, 60)
+    driver.find_element(By.ID, "load").click()  # back to the baseline
+    wait.until(lambda d: _text(d, "query-factors").startswith("none"))
+    _select(driver, "query-level", "Block_Group")
+    first_query = sc.load_allocation().level("Block_Group").queries[0]
+    slider = _pid(type="qfactor", geolevel="Block_Group", query=first_query)
+    wait.until(lambda d: d.find_elements(*_locator(slider)))
+    handle = driver.find_element(*_locator(slider)).find_element(By.CSS_SELECTOR, '[role="slider"]')
+    handle.click()
+    for _ in range(3):
+        handle.send_keys(Keys.ARROW_LEFT)
+    wait.until(lambda d: _text(d, "query-factors").startswith(f"1: Block_Group/{first_query}="))
+    wait.until(lambda d: _shows_the_accountants_delta(sc, d))
 
 
 def test_presets_and_optimize_from_here_keep_the_promise_on_the_proxy(page):
