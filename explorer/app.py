@@ -247,7 +247,7 @@ def create_app(
             ),
             dcc.Store(id="setting", data=Setting().as_json()),
             dcc.Store(id="apply", data=None),
-            dcc.Store(id="live-curves", data={"curve": first.curve, "tradeoff": first.tradeoff}),
+            dcc.Store(id="live-curves", data={"curve": first.curve, "setting": Setting().as_json()}),
             html.Div(
                 [
                     html.Label("Start from", htmlFor="preset"),
@@ -432,13 +432,14 @@ def create_app(
         except FieldError as exc:  # said next to the field; the numbers shown stay those of the last valid input
             return (*head, typed_errors, "", status, no_update, no_update, str(exc))
         res = live(scenario, baseline, setting, promise)
-        return (*head, typed_errors, "", status, _panel(res), {"curve": res.curve, "tradeoff": res.tradeoff}, "")
+        return (*head, typed_errors, "", status, _panel(res), {"curve": res.curve, "setting": setting.as_json()}, "")
 
     @app.callback(Output("curves", "figure"), Output("tradeoff", "figure"), Input("live-curves", "data"))
     def draw(curves):
         if not curves:
             return no_update, no_update
-        return _curves(curves["curve"]), _tradeoff(curves["tradeoff"], today_tradeoff)
+        now = tradeoff_points(Setting.from_json(curves["setting"]).allocation(baseline))
+        return _curves(curves["curve"]), _tradeoff(now, today_tradeoff)
 
     @app.callback(Output("query-sliders", "children"), Input("query-level", "value"), State("setting", "data"))
     def show_queries(g, data):

@@ -8,9 +8,9 @@ point (ε, δ) or a curve of them, through a zCDP conversion of the *baseline's*
 certified δ at each promised ε (an interval, with whether it met its tolerance), the safe ε at the
 promised δ, the total ρ, whether the promise is kept *on the proxy pair* (certified: every upper
 bound of δ ≤ its promised δ), each geolevel's noise standard deviation in persons before and
-after, the (ε, δ) curves of the zCDP claim and of the exact mechanism, and the f-DP trade-off
-curve (arXiv 1905.02383) of the proxy pair today and now. The all-pairs confirmation is a separate,
-slower step (:mod:`explorer.jobs`).
+after, and the (ε, δ) curves of the zCDP claim and of the exact mechanism. The f-DP trade-off
+curve (arXiv 1905.02383) of the proxy pair is :func:`tradeoff_points` (drawn after the numbers).
+The all-pairs confirmation is a separate, slower step (:mod:`explorer.certify`).
 
 Factors are exact: a float from a slider becomes a fraction on the grid 1/:data:`FACTOR_GRID`
 (:func:`factor_from_slider`), a typed factor is parsed exactly (:func:`parse_factor`), and every
@@ -21,9 +21,11 @@ naming the field and the value, before any accounting.
 from __future__ import annotations
 
 import math
+import threading
 import time
+from collections import OrderedDict
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from typing import Any
 
@@ -31,6 +33,7 @@ from accountant.decimals import decimal_string
 from accountant.exact import to_fraction
 from accountant.zcdp import CONVERSIONS
 from optimizer.census.allocation import Allocation
+from optimizer.jobs.provenance import allocation_digest
 from optimizer.scenario import Scenario
 from optimizer.search import Target, proxy_composition, target_from_allocation, zcdp_claim_delta
 from optimizer.search.curve_target import default_curve_deltas
@@ -254,7 +257,6 @@ class Live:
     points: list[dict[str, Any]]  # every promised point: eps, delta, exact δ upper, kept
     noise_sd: list[dict[str, str]]  # per geolevel: RMS noise SD of one count, today and now (persons)
     curve: list[dict[str, float]]  # eps, zCDP claim δ of the baseline ρ, exact δ now (upper)
-    tradeoff: dict[str, list[float]]  # alpha, beta of the proxy pair now (the vertices' values)
     seconds: float  # accountant time
 
     def as_dict(self) -> dict[str, Any]:
@@ -273,11 +275,37 @@ def tradeoff_points(alloc: Allocation, n: int = TRADEOFF_POINTS) -> dict[str, li
     return {"alpha": [float(a.value) for a in tc.alpha], "beta": [float(b.value) for b in tc.beta]}
 
 
+#: live results kept per (baseline, setting, promise): scrubbing back to a setting is instant
+LIVE_CACHE_SIZE = 128
+
+
 def live(scenario: Scenario, baseline: Allocation, setting: Setting, promise: PagePromise | None = None) -> Live:
     """The live numbers of ``setting`` on ``baseline`` against ``promise`` (default: the scenario's;
-    module docstring). Bad input raises :class:`FieldError` naming it, before any accounting."""
-    new = setting.allocation(baseline)
+    module docstring), the last :data:`LIVE_CACHE_SIZE` kept (a kept result says ``seconds`` = 0, its
+    numbers are those computed for exactly these inputs). Bad input raises :class:`FieldError`
+    naming it, before any accounting."""
     page = promise or PagePromise.of_scenario(scenario)
+    setting.check(baseline)
+    key = (allocation_digest(baseline), setting, page)
+    with _LOCK:
+        hit = _CACHE.get(key)
+        if hit is not None:
+            _CACHE.move_to_end(key)
+            return replace(hit, seconds=0.0)
+    res = _live(scenario, baseline, setting, page)
+    with _LOCK:
+        _CACHE[key] = res
+        while len(_CACHE) > LIVE_CACHE_SIZE:
+            _CACHE.popitem(last=False)
+    return res
+
+
+_CACHE: OrderedDict[tuple[Any, ...], Live] = OrderedDict()
+_LOCK = threading.Lock()
+
+
+def _live(scenario: Scenario, baseline: Allocation, setting: Setting, page: PagePromise) -> Live:
+    new = setting.allocation(baseline)
     t0 = time.perf_counter()
     points = page.points(baseline)
     comp = proxy_composition(new)
@@ -300,7 +328,6 @@ def live(scenario: Scenario, baseline: Allocation, setting: Setting, promise: Pa
         }
         for x, y in zip(grid, exact, strict=True)
     ]
-    trade = tradeoff_points(new)
     seconds = time.perf_counter() - t0
     d = at_points[head]
     return Live(
@@ -330,6 +357,5 @@ def live(scenario: Scenario, baseline: Allocation, setting: Setting, promise: Pa
             for g in baseline.geolevels
         ],
         curve=curve,
-        tradeoff=trade,
         seconds=seconds,
     )

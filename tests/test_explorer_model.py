@@ -11,7 +11,16 @@ from hypothesis import strategies as st
 
 from accountant import Composition, DiscreteGaussian
 from explorer.export import write_scenario
-from explorer.model import FACTOR_GRID, FieldError, PagePromise, Setting, factor_from_slider, live, parse_factor
+from explorer.model import (
+    FACTOR_GRID,
+    FieldError,
+    PagePromise,
+    Setting,
+    factor_from_slider,
+    live,
+    parse_factor,
+    tradeoff_points,
+)
 from explorer.presets import optimize_from_here, static_presets, uniform_cut
 from optimizer.scenario import load_scenario
 from optimizer.search import target_from_allocation
@@ -129,8 +138,14 @@ def test_the_live_delta_is_the_accountants_for_that_allocation(dhc):
     us = next(r for r in res.noise_sd if r["geolevel"] == "US")
     assert float(us["now"]) == pytest.approx(float(us["today"]) * math.sqrt(2), abs=0.01)
     assert res.query_factors == {f"Block/{detailed[1]}": "7/5"}
-    # the trade-off curve: a convex, decreasing β(α) below 1 − α
-    a, b = res.tradeoff["alpha"], res.tradeoff["beta"]
+    # a kept result is for exactly these inputs: the same numbers, no accounting; another promise is new
+    again = live(sc, alloc, setting)
+    assert again.seconds == 0 and again.delta_upper == res.delta_upper and again.epsilon_safe == res.epsilon_safe
+    other = live(sc, alloc, setting, PagePromise.parse("point", "1e-12", "bun-steinke"))
+    assert other.seconds > 0 and other.promised_delta == "1e-12"
+    # the trade-off curve: decreasing β(α) below 1 − α
+    trade = tradeoff_points(new)
+    a, b = trade["alpha"], trade["beta"]
     order = sorted(range(len(a)), key=a.__getitem__)
     assert all(b[i] >= b[j] - 1e-15 for i, j in itertools.pairwise(order))
     assert all(b[i] <= 1 - a[i] + 1e-15 for i in range(len(a)))
