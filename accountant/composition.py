@@ -177,6 +177,17 @@ def _subgauss_tail_upper(k: int, v_sg: Fraction) -> mpmath.mpf:
     return up(up(mpmath.exp(expo)))
 
 
+def _mpf_fraction(x: mpmath.mpf) -> Fraction:
+    """The exact value of a finite mpf."""
+    man, exp = x.man_exp
+    return Fraction(int(man)) * Fraction(2) ** int(exp)
+
+
+def _mpf_arb(x: mpmath.mpf) -> arb:
+    """An Arb ball enclosing the mpf ``x`` (exactly, at the current precision's rounding)."""
+    return _frac_arb(_mpf_fraction(x))
+
+
 def _arb_lower(x: arb) -> mpmath.mpf:
     """The lower end of an Arb ball as an exact mpf."""
     man, exp = x.lower().mid().man_exp()
@@ -622,6 +633,7 @@ class Composition:
         rtol: float,
         extra_ks: Sequence[int] = (),
         extra_targets: Sequence[float] = (),
+        kept_tails: dict[int, tuple[Certified, Certified]] | None = None,
     ) -> tuple[list[Certified], list[Certified]]:
         """:meth:`delta_curve`; the first engine batch also carries the thresholds ``extra_ks``
         (absolute targets ``extra_targets``), whose tails are returned second.
@@ -629,7 +641,8 @@ class Composition:
         ε is exact (a Fraction), so the thresholds k₁, k₂ are exact integers; e^ε is an Arb ball
         at a precision matched to the target.  When the sub-Gaussian bound of P[Y ≥ k₁] is below
         :data:`TAIL_FLOOR`, δ(ε) ∈ [0, that bound] is returned at once (no integration; flagged
-        by its relative tolerance)."""
+        by its relative tolerance).  ``kept_tails`` (if given) receives, per ε index, the two
+        certified tails (P[Y ≥ k₁], P[Y ≥ k₂]) its δ was computed from (none for the bound)."""
         _check_tol(tol, rtol)
         eps_list, fracs = _eps_fractions(eps_values)
         v = self.v_sg
@@ -663,6 +676,8 @@ class Composition:
             for n, (i, _k1, _k2, need) in enumerate(info):
                 d = _delta_from_tails(tails[2 * n], tails[2 * n + 1], fracs[i], need, f"eps[{i}] = {eps_list[i]!r}")
                 results[i] = d
+                if kept_tails is not None:  # ε's two tails, for the ε search's closed form in a lattice cell
+                    kept_tails[i] = (tails[2 * n], tails[2 * n + 1])
                 diag[i] = batch_diag
                 if d.error > min(mpmath.mpf(tol), rtol * d.value):
                     still.append(i)
@@ -689,7 +704,9 @@ class Composition:
         says whether the bracket is as narrow as ``tol`` asks, ``result.relative_width`` how
         narrow it is.  A δ interval that straddles ``delta`` is first recomputed at tighter
         targets; where the engine cannot tighten it (the coarse sandwich), both ends are still
-        refined, each up to the band of ε the engine cannot separate.
+        refined, each up to the band of ε the engine cannot separate.  When a probe lands in the lattice
+        cell of the root, δ(ε) = A − e^ε·B there exactly and the search ends in closed form
+        (:meth:`_cell_root`; docs/method.md §6.1): a bracket as narrow as the tails are precise.
         """
         target = _parse_exact(delta, "delta")
         if not (0 < target < 1):
@@ -780,7 +797,16 @@ class Composition:
                 xs += [(lo + b_l) / 2] if b_l - lo > slack else []
                 if not xs:
                     break
-            for x, d in zip(xs, self.delta_curve(xs, tol=delta_tol)):
+            kept: dict[int, tuple[Certified, Certified]] = {}
+            probes = self._delta_curve(xs, delta_tol, DEFAULT_RTOL, kept_tails=kept)[0]
+            if not straddled and 0 in kept:  # the root in this probe's lattice cell: closed form, done
+                found = self._cell_root(
+                    _mpf_fraction(mpmath.mpf(xs[0])), kept[0], tgt_lo, tgt_hi, delta_tol, probes[0], lo, hi
+                )
+                if found is not None:
+                    value, lower, d_value = found
+                    return EpsilonResult(value=value, lower=lower, delta_at_value=d_value, tol=tol)
+            for x, d in zip(xs, probes):
                 d = self._refined(x, d, delta_tol, below, above)
                 fx = logd(d) if d.value > 0 else -mpmath.mpf(1)
                 if below(d):
@@ -801,6 +827,44 @@ class Composition:
                     straddled = True
                     a_u, b_l = max(a_u, x), min(b_l, x)
         return EpsilonResult(value=hi, lower=lo if lo_ok else None, delta_at_value=d_hi, tol=tol)
+
+    def _cell_root(self, x: Fraction, tails, tgt_lo, tgt_hi, delta_tol: float, d_x: Certified, lo, hi):
+        """ε(δ) in closed form when it lies in the lattice cell of ``x``, else ``None``.
+
+        For every ε of one cell [(k₁ − 1 + C)/L, (k₁ + C)/L) the thresholds (k₁, k₂) are the same,
+        so δ(ε) = A − e^ε·B with the constants A = P[Y ≥ k₁], B = P[Y ≥ k₂] (``tails``, certified),
+        and δ(ε) = δ* at ε = log((A − δ*)/B).  With Arb's rigorous logarithm: ``value`` = the upper
+        end of log((A⁺ − δ*⁻)/B⁻) has δ(value) ≤ A − (A⁺ − δ*⁻) ≤ δ*, and ``lower`` = just below the
+        lower end of log((A⁻ − δ*⁺)/B⁺) has δ(lower) > δ*; both must lie in the cell (and in the
+        certified bracket (lo, hi]).  Returns ``(value, lower, certified δ(value))``, δ(value) from
+        the same tails (no new integration)."""
+        t1, t2 = tails
+        if not (t2.lower > 0 and t1.lower > tgt_hi and t1.upper > tgt_lo):
+            return None
+        L, C = self.lattice.scale, self.lattice.c
+        k1, _ = self._thresholds(x)
+        cell_lo, cell_hi = (k1 - 1 + C) / L, (k1 + C) / L
+        with workprec(max(_EXACT_BITS, mpmath.mp.prec + 64)):
+            v = (_mpf_arb(t1.upper) - _mpf_arb(tgt_lo)) / _mpf_arb(t2.lower)
+            w = (_mpf_arb(t1.lower) - _mpf_arb(tgt_hi)) / _mpf_arb(t2.upper)
+            if not (v > 0 and w > 0):
+                return None
+            value, lower = _arb_upper(v.log()), _arb_lower(w.log())
+        lower = down(lower * (1 - mpmath.mpf(2) ** (4 - mpmath.mp.prec)))  # strictly below: δ(lower) > δ*
+        if not (lower > 0 and max(lo, _mpf(cell_lo.numerator) / cell_lo.denominator) < lower):
+            return None
+        if not (value <= hi and value < _mpf(cell_hi.numerator) / cell_hi.denominator):
+            return None
+        f_value = _mpf_fraction(value)
+        if not (cell_lo <= _mpf_fraction(lower) and f_value < cell_hi and self._thresholds(f_value)[0] == k1):
+            return None
+        need = math.log(max(float(d_x.value), 1e-300)) + math.log(DEFAULT_RTOL) - 2
+        d_value = _delta_from_tails(t1, t2, f_value, need, f"eps = {value}").with_target(
+            delta_tol, DEFAULT_RTOL, d_x.diagnostics
+        )
+        if not d_value.upper <= tgt_lo:  # the enclosure of e^value was a hair too wide: let the search go on
+            return None
+        return value, lower, d_value
 
     # ------------------------------------------------------------------ f-DP
     def _default_zeta_max(self, tol: float) -> int:

@@ -1,0 +1,58 @@
+"""ε(δ) in closed form inside one lattice cell (Composition._cell_root): on each cell of the privacy
+loss lattice δ(ε) = A − e^ε·B exactly, so the search ends with ε = log((A − δ)/B) from certified
+tails. Checked against an independent enumeration of joint outcomes (tests/accountant/bruteforce.py,
+which knows nothing of lattices or tails): the returned value keeps the promise, the returned lower
+end breaks it, and the bracket is far narrower than the requested 1e-12."""
+
+from __future__ import annotations
+
+from fractions import Fraction as F
+
+import mpmath
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import accountant.composition as C
+from accountant import Composition, DiscreteGaussian
+from tests.accountant.bruteforce import delta_direct
+
+_sigma2 = st.sampled_from([F(1, 2), F(3, 4), F(1), F(3, 2), F(2), F(5, 2), F(7, 3)])
+
+
+@settings(max_examples=15, deadline=None)
+@given(s1=_sigma2, s2=_sigma2, log10_delta=st.integers(min_value=-30, max_value=-2))
+def test_the_closed_form_epsilon_brackets_the_brute_force_root(s1, s2, log10_delta):
+    with mpmath.workdps(80):
+        target = mpmath.mpf(10) ** log10_delta  # exact enough: the bracket is ~1e-25 relative
+    comp = Composition([DiscreteGaussian(s1), DiscreteGaussian(s2)])
+    res = comp.epsilon(f"1e{log10_delta}")
+    if res.lower is None:  # δ(0) ≤ δ: ε = 0
+        assert res.value == 0 and delta_direct([(s1, 1), (s2, 1)], 0) <= target
+        return
+    with mpmath.workdps(60):
+        assert delta_direct([(s1, 1), (s2, 1)], res.value) <= target
+        assert delta_direct([(s1, 1), (s2, 1)], res.lower) > target
+    assert res.tolerance_met and res.delta_at_value.upper <= target
+    assert res.value - res.lower <= 1e-12 * max(1, res.value)
+
+
+def test_the_search_ends_in_the_roots_cell_with_a_bracket_of_tail_precision(monkeypatch):
+    """The closed form is what ends the search (not a 1e-12 bisection): a bracket ~1e-25 wide."""
+    hits = []
+    real = C.Composition._cell_root
+
+    def spy(self, *args, **kwargs):
+        out = real(self, *args, **kwargs)
+        hits.append(out is not None)
+        return out
+
+    monkeypatch.setattr(C.Composition, "_cell_root", spy)
+    comp = Composition({DiscreteGaussian(F(10000, 73)): 26})  # 13 US-like queries, each twice
+    res = comp.epsilon("1e-10")
+    assert hits and hits[-1] and res.value - res.lower < mpmath.mpf("1e-20") * res.value
+    d = comp.delta(res.value, tol=1e-40, rtol=1e-30)
+    d_lower = comp.delta(res.lower, tol=1e-40, rtol=1e-30)
+    with mpmath.workdps(60):  # the thresholds themselves exact enough (1e-10 is not a binary number)
+        target = mpmath.mpf(1) / 10**10
+        assert d.upper <= target and d.lower > target * (1 - mpmath.mpf(10) ** -18)  # tight: nothing left
+        assert d_lower.lower > target
