@@ -143,6 +143,16 @@ def _tradeoff(now: dict[str, list[float]], today: dict[str, list[float]]) -> go.
     return fig
 
 
+def _page_state() -> tuple[State, ...]:
+    """The page's setting and promise fields, as callback states (in this order)."""
+    return (
+        State("setting", "data"),
+        State("target-kind", "value"),
+        State("target-delta", "value"),
+        State("conversion", "value"),
+    )
+
+
 def _query_sliders(g: str, queries: list[str], setting: Setting) -> list[Any]:
     """One slider per query of geolevel ``g`` (a factor on top of the geolevel's), at the setting's factors;
     only the chosen geolevel's are on the page (a page with every query's slider reacts 3× slower)."""
@@ -453,10 +463,7 @@ def create_app(
     @app.callback(
         Output("tick", "disabled", allow_duplicate=True),
         Input("certify", "n_clicks"),
-        State("setting", "data"),
-        State("target-kind", "value"),
-        State("target-delta", "value"),
-        State("conversion", "value"),
+        *_page_state(),
         prevent_initial_call=True,
     )
     def certify(_clicks, data, kind, delta, conversion):
@@ -470,14 +477,11 @@ def create_app(
         Output("tick", "disabled", allow_duplicate=True),
         Output("optimize-status", "children", allow_duplicate=True),
         Input("optimize", "n_clicks"),
-        State("setting", "data"),
         State("objective", "value"),
-        State("target-kind", "value"),
-        State("target-delta", "value"),
-        State("conversion", "value"),
+        *_page_state(),
         prevent_initial_call=True,
     )
-    def optimize(clicks, data, objective, kind, delta, conversion):
+    def optimize(clicks, objective, data, kind, delta, conversion):
         try:
             promise = page_promise(kind, delta, conversion)
         except FieldError as exc:
@@ -500,14 +504,11 @@ def create_app(
         Output("export-status", "children", allow_duplicate=True),
         Input("export", "n_clicks"),
         State("export-name", "value"),
-        State("setting", "data"),
         State("objective", "value"),
-        State("target-kind", "value"),
-        State("target-delta", "value"),
-        State("conversion", "value"),
+        *_page_state(),
         prevent_initial_call=True,
     )
-    def export(_clicks, name, data, objective, kind, delta, conversion):
+    def export(_clicks, name, objective, data, kind, delta, conversion):
         try:
             promise = page_promise(kind, delta, conversion)
             ex = write_scenario(export_root, str(name or "").strip(), scenario, current(data), promise, objective)
