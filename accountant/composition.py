@@ -797,15 +797,9 @@ class Composition:
                 xs += [(lo + b_l) / 2] if b_l - lo > slack else []
                 if not xs:
                     break
-            kept: dict[int, tuple[Certified, Certified]] = {}
-            probes = self._delta_curve(xs, delta_tol, DEFAULT_RTOL, kept_tails=kept)[0]
-            if not straddled and 0 in kept:  # the root in this probe's lattice cell: closed form, done
-                found = self._cell_root(
-                    _mpf_fraction(mpmath.mpf(xs[0])), kept[0], tgt_lo, tgt_hi, delta_tol, probes[0], lo, hi
-                )
-                if found is not None:
-                    value, lower, d_value = found
-                    return EpsilonResult(value=value, lower=lower, delta_at_value=d_value, tol=tol)
+            probes, found = self._probe(xs, not straddled, (tgt_lo, tgt_hi), delta_tol, lo, hi)
+            if found is not None:  # the root was in this probe's lattice cell: closed form, done
+                return EpsilonResult(value=found[0], lower=found[1], delta_at_value=found[2], tol=tol)
             for x, d in zip(xs, probes):
                 d = self._refined(x, d, delta_tol, below, above)
                 fx = logd(d) if d.value > 0 else -mpmath.mpf(1)
@@ -827,6 +821,17 @@ class Composition:
                     straddled = True
                     a_u, b_l = max(a_u, x), min(b_l, x)
         return EpsilonResult(value=hi, lower=lo if lo_ok else None, delta_at_value=d_hi, tol=tol)
+
+    def _probe(self, xs, try_cell: bool, target_bounds, delta_tol: float, lo, hi):
+        """Certified δ at the search's probes ``xs`` (one engine batch) and, with ``try_cell``, the
+        closed-form root in the first probe's lattice cell (:meth:`_cell_root`) or ``None``."""
+        kept: dict[int, tuple[Certified, Certified]] = {}
+        probes = self._delta_curve(xs, delta_tol, DEFAULT_RTOL, kept_tails=kept)[0]
+        if not (try_cell and 0 in kept):
+            return probes, None
+        x = _mpf_fraction(mpmath.mpf(xs[0]))
+        tgt_lo, tgt_hi = target_bounds
+        return probes, self._cell_root(x, kept[0], tgt_lo, tgt_hi, delta_tol, probes[0], lo, hi)
 
     def _cell_root(self, x: Fraction, tails, tgt_lo, tgt_hi, delta_tol: float, d_x: Certified, lo, hi):
         """ε(δ) in closed form when it lies in the lattice cell of ``x``, else ``None``.
