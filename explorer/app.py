@@ -170,6 +170,7 @@ def _query_sliders(g: str, queries: list[str], setting: Setting) -> list[Any]:
                         value=_slider_value(setting.query_factor(g, q)),
                         marks=None,
                         updatemode="drag",
+                        allow_direct_input=False,  # the exact factor is typed in its own field
                     ),
                     style={"flex": "1"},
                 ),
@@ -195,8 +196,9 @@ def _geolevel_row(g: str) -> html.Div:
                     value=0.0,
                     marks=marks,
                     updatemode="drag",
+                    allow_direct_input=False,  # the exact factor is typed in its own field
                 ),
-                style={"flex": "1"},
+                style={"flex": "1", "minWidth": "24em"},
             ),
             dcc.Input(
                 id={"type": "typed", "geolevel": g},
@@ -204,6 +206,7 @@ def _geolevel_row(g: str) -> html.Div:
                 value="1",
                 debounce=True,
                 size="10",
+                style={"width": "8em", "flex": "none"},
                 placeholder="factor, e.g. 3/2",
             ),
             html.Span("", id={"type": "typed-error", "geolevel": g}, style=_ERR),
@@ -286,7 +289,14 @@ def create_app(
                         inline=True,
                     ),
                     html.Label("δ", htmlFor="target-delta"),
-                    dcc.Input(id="target-delta", type="text", value=scenario_promise.delta, debounce=True, size="10"),
+                    dcc.Input(
+                        id="target-delta",
+                        type="text",
+                        value=scenario_promise.delta,
+                        debounce=True,
+                        size="10",
+                        style={"width": "8em"},
+                    ),
                     html.Span("", id="delta-error", style=_ERR),
                     html.Label("conversion", htmlFor="conversion"),
                     dcc.Dropdown(
@@ -342,7 +352,13 @@ def create_app(
             html.Div(
                 [
                     html.Label("export as", htmlFor="export-name"),
-                    dcc.Input(id="export-name", type="text", value=f"{scenario.name}-explored", size="28"),
+                    dcc.Input(
+                        id="export-name",
+                        type="text",
+                        value=f"{scenario.name}-explored",
+                        size="28",
+                        style={"width": "18em"},
+                    ),
                     html.Button("Export scenario + report", id="export", n_clicks=0),
                     html.Span("", id="export-status"),
                 ],
@@ -416,6 +432,8 @@ def create_app(
                 setting = setting.with_query(g, q, f)
             elif trig in ("load", "apply"):
                 key = (applied or {}).get("key") if trig == "apply" else preset
+                if key is None:  # nothing chosen or nothing to apply
+                    return unchanged(typed_errors, "", no_update)
                 if key == UNIFORM:
                     promise = page_promise(kind, delta, conversion)
                     alloc, c = uniform_cut(baseline, promise.points(baseline))
