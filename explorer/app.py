@@ -143,6 +143,19 @@ def _tradeoff(now: dict[str, list[float]], today: dict[str, list[float]]) -> go.
     return fig
 
 
+def _action_row(label: str, control: Any, button: str, button_id: str, status_id: str) -> html.Div:
+    """A labelled control, its button and the span that says what the button did."""
+    return html.Div(
+        [
+            html.Label(label, htmlFor=control.id),
+            control,
+            html.Button(button, id=button_id, n_clicks=0),
+            html.Span("", id=status_id),
+        ],
+        style=_ROW,
+    )
+
+
 def _page_state() -> tuple[State, ...]:
     """The page's setting and promise fields, as callback states (in this order)."""
     return (
@@ -261,20 +274,14 @@ def create_app(
             dcc.Store(id="setting", data=Setting().as_json()),
             dcc.Store(id="apply", data=None),
             dcc.Store(id="live-curves", data={"curve": first.curve, "setting": Setting().as_json()}),
-            html.Div(
-                [
-                    html.Label("Start from", htmlFor="preset"),
-                    dcc.Dropdown(
-                        id="preset",
-                        options=preset_options(),
-                        value="baseline",
-                        clearable=False,
-                        style={"width": "42em"},
-                    ),
-                    html.Button("Load", id="load", n_clicks=0),
-                    html.Span("", id="preset-status"),
-                ],
-                style=_ROW,
+            _action_row(
+                "Start from",
+                dcc.Dropdown(
+                    id="preset", options=preset_options(), value="baseline", clearable=False, style={"width": "42em"}
+                ),
+                "Load",
+                "load",
+                "preset-status",
             ),
             html.Div(
                 [
@@ -334,35 +341,27 @@ def create_app(
                 ],
                 style=_ROW,
             ),
-            html.Div(
-                [
-                    html.Label("objective", htmlFor="objective"),
-                    dcc.Dropdown(
-                        id="objective",
-                        options=[{"label": o, "value": o} for o in OBJECTIVE_CHOICES],
-                        value=scenario.objective,
-                        clearable=False,
-                        style={"width": "20em"},
-                    ),
-                    html.Button("Optimize from here", id="optimize", n_clicks=0),
-                    html.Span("", id="optimize-status"),
-                ],
-                style=_ROW,
+            _action_row(
+                "objective",
+                dcc.Dropdown(
+                    id="objective",
+                    options=[{"label": o, "value": o} for o in OBJECTIVE_CHOICES],
+                    value=scenario.objective,
+                    clearable=False,
+                    style={"width": "20em"},
+                ),
+                "Optimize from here",
+                "optimize",
+                "optimize-status",
             ),
-            html.Div(
-                [
-                    html.Label("export as", htmlFor="export-name"),
-                    dcc.Input(
-                        id="export-name",
-                        type="text",
-                        value=f"{scenario.name}-explored",
-                        size="28",
-                        style={"width": "18em"},
-                    ),
-                    html.Button("Export scenario + report", id="export", n_clicks=0),
-                    html.Span("", id="export-status"),
-                ],
-                style=_ROW,
+            _action_row(
+                "export as",
+                dcc.Input(
+                    id="export-name", type="text", value=f"{scenario.name}-explored", size="28", style={"width": "18em"}
+                ),
+                "Export scenario + report",
+                "export",
+                "export-status",
             ),
             dcc.Interval(id="tick", interval=500, disabled=True),
             html.Div(
