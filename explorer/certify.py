@@ -103,24 +103,20 @@ class Certifier:
 
 
 def verdict_text(conf: Any) -> str:
-    """The verdict of a :class:`optimizer.jobs.confirm.Confirmation` in words. A pair is named the worst
-    only when it certainly is (its lower bound ≥ every other pair's upper: issue 35's rule), else the
-    pairs tied within their bounds; a promise is called broken only when a lower bound is above it."""
+    """The verdict of a :class:`optimizer.jobs.confirm.Confirmation` in words: its worst pair as
+    :meth:`~optimizer.jobs.confirm.Confirmation.worst_text` words it (named only when certain), and a
+    promise called broken only when a pair's lower bound is above it."""
     pair = f"[{conf.worst_pair[0]}, {conf.worst_pair[1]}]"
     at = "" if len(conf.points) <= 1 else f" at δ = {conf.worst_point.delta}"
-    if conf.worst_certain:
-        who = f"pair {pair}"
-    else:
-        tied = ", ".join(f"[{i}, {j}]" for i, j in list(conf.tied_pairs)[:3])
-        more = " …" if len(conf.tied_pairs) > 3 else ""
-        who = f"{len(conf.tied_pairs)} pairs tied within their bounds: {tied}{more}"
     if conf.passed:
-        return f"confirmed on all {conf.n_pairs} pairs{at} (largest δ ≤ {_up(conf.worst_delta)}; {who})"
+        return f"confirmed on all {conf.n_pairs} pairs{at} (largest δ ≤ {_up(conf.worst_delta)}; {conf.worst_text()})"
     promised = conf.worst_point.delta_fraction if conf.worst_point is not None else None
     lower = exact_fraction(conf.worst_delta.lower)
     if promised is not None and lower > promised:
         return f"NOT kept{at}: pair {pair} has δ ≥ {decimal_string(lower, 6, 'down')}, above the promise"
-    return f"NOT certified{at}: pair {pair}'s δ ≤ {_up(conf.worst_delta)} reaches above the promise ({who})"
+    return (
+        f"NOT certified{at}: pair {pair}'s δ ≤ {_up(conf.worst_delta)} reaches above the promise ({conf.worst_text()})"
+    )
 
 
 def _up(bound: Any) -> str:

@@ -34,7 +34,7 @@ from accountant.exact import to_fraction
 from accountant.zcdp import CONVERSIONS
 from optimizer.census.allocation import Allocation
 from optimizer.jobs.provenance import allocation_digest
-from optimizer.scenario import Scenario
+from optimizer.scenario import TARGET_DELTA_MIN, Scenario
 from optimizer.search import Target, proxy_composition, target_from_allocation, zcdp_claim_delta
 from optimizer.search.curve_target import default_curve_deltas
 from optimizer.search.proxy import mpf_to_fraction
@@ -216,8 +216,8 @@ class PagePromise:
             raise FieldError("δ", f"{raw!r} is not a number (type e.g. 1e-10)") from None
         if not 0 < d < 1:
             raise FieldError("δ", f"{raw} is outside (0, 1)")
-        if d < Fraction(1, 10**100):
-            raise FieldError("δ", f"{raw} is below 1e-100 (the scenarios' smallest δ)")
+        if d < TARGET_DELTA_MIN:
+            raise FieldError("δ", f"{raw} is below {float(TARGET_DELTA_MIN):g} (the scenarios' smallest δ)")
         deltas = tuple(curve_deltas) if curve_deltas else default_curve_deltas()
         return cls(kind, raw, conversion, deltas)
 
@@ -285,8 +285,7 @@ def live(scenario: Scenario, baseline: Allocation, setting: Setting, promise: Pa
     numbers are those computed for exactly these inputs). Bad input raises :class:`FieldError`
     naming it, before any accounting."""
     page = promise or PagePromise.of_scenario(scenario)
-    setting.check(baseline)
-    key = (allocation_digest(baseline), setting, page)
+    key = (allocation_digest(baseline), setting, page)  # a bad setting is never kept: _live refuses it
     with _LOCK:
         hit = _CACHE.get(key)
         if hit is not None:
