@@ -168,7 +168,8 @@ def _page_state() -> tuple[State, ...]:
 
 def _query_sliders(g: str, queries: list[str], setting: Setting) -> list[Any]:
     """One slider per query of geolevel ``g`` (a factor on top of the geolevel's), at the setting's factors;
-    only the chosen geolevel's are on the page (a page with every query's slider reacts 3× slower)."""
+    only the chosen geolevel's are on the page (with every query's slider on it, Dash's renderer made each
+    move several times slower: bench.explorer)."""
     lo, hi = SLIDER_RANGE
     return [
         html.Div(
