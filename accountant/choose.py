@@ -111,6 +111,8 @@ def _select(
                 f"no exact structure: planned nodes N = {planned:.3g}, peak-window estimate "
                 f"{kept_estimate():.3g} > direct_kept_max {cfg.direct_kept_max:.3g} and no exact split"
             )
+    if reason and cfg.ellipsoid_sieve:
+        return TailEngine(groups, config=cfg, node_finder="ellipsoid")
     if reason:
         if not coarse_ok:
             raise _NeedsCoarse

@@ -180,6 +180,15 @@ class EngineConfig:
     #: and the coarse sandwich answers instead (flagged).  The DHC-persons pairs' largest
     #: estimate is 1.07e6 ([6, 31]: 0.4 s per δ), so every release pair stays exact.
     direct_kept_max: float = 1_200_000
+    #: a composition that the rules above would coarsen (lattice too fine to window, or no exact
+    #: structure) is integrated by the direct trapezoid with the ellipsoid node finder
+    #: (:mod:`accountant.diophantine`: LLL and lattice-point enumeration) instead; the sandwich
+    #: then answers only a call whose enumeration exceeds ``ellipsoid_max_visits`` (flagged).
+    ellipsoid_sieve: bool = True
+    #: enumeration steps after which the ellipsoid node finder gives up (SieveTooWide).
+    #: Measured: the PL94 persons proxy (33 components, scale 1.1e14, N = 1.5e15) visits 6e4
+    #: at log threshold −100 and 2e6 at −200 (Python, ~3 µs per step).
+    ellipsoid_max_visits: int = 4_000_000
     #: kept-node target of the coarse sandwich's lattice: its width shrinks like 1/g while the
     #: work grows with the kept nodes.  Measured on 5 unrelated components (σ² 92 … 450, shifts
     #: 1–3): 8e4 kept nodes — δ(0.5) to 2.4e-4 relative in 0.5 s (the old planned-count sizing:

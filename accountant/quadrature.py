@@ -34,6 +34,7 @@ from scipy.special import log_ndtr
 
 from . import bounds
 from .certified import Certified, arb_interval_to_certified, ball, down, mpf_to_arb, up
+from .diophantine import ellipsoid_nodes
 from .dualprod import DualProduct
 from .engine import DEFAULT_CONFIG, EngineConfig, EngineDiagnostics, LatticeGroup, TailStats, stats_diagnostics
 from .lattice import sub_gaussian_variance
@@ -140,7 +141,14 @@ class _Cgf:
     def saddle(self, ks: np.ndarray, var: float) -> np.ndarray:
         """λ with K'(λ) = k for each k ≥ 1 (bisection in log λ, vectorised)."""
         ks = np.asarray(ks, dtype=float)
-        lo = np.full(ks.shape, 1e-12)
+        # bracket around the Gaussian guess k/Var (a Bézout scale of 10¹⁴ puts it near 1e-14)
+        lo = ks / max(var, 1e-300) * 1e-3
+        for _ in range(200):  # shrink lo until K'(lo) ≤ k
+            _, d = self(lo)
+            bad = d > ks
+            if not bad.any():
+                break
+            lo = np.where(bad, lo / 4, lo)
         hi = np.maximum(ks / max(var, 1e-300), 1e-6)
         for _ in range(200):  # K' is increasing: grow hi until K'(hi) ≥ k
             _, d = self(hi)
@@ -165,6 +173,11 @@ class TailEngine:
         stats: node counts of the last batch (replaced by every batch).
         config: the evaluation switches (``use_dual_product``, ``kernel_runs``, ``ap_dft``,
             ``prune_levels``, ``prune_level_step``).
+        node_finder: how the kept nodes are found: ``"windows"`` (peak windows intersected
+            component by component, :func:`accountant.sieve.sieve_nodes`) or ``"ellipsoid"``
+            (lattice points of an ellipsoid after LLL, :mod:`accountant.diophantine`: for
+            Bézout scales too fine to window, e.g. 10¹⁴).  Both feed the same exact product
+            filter and pruning bound; they differ only in cost.
     """
 
     name: ClassVar[str] = "trapezoid"
@@ -172,6 +185,7 @@ class TailEngine:
     groups: tuple[LatticeGroup, ...]
     stats: TailStats = field(default_factory=TailStats)
     config: EngineConfig = field(default=DEFAULT_CONFIG, repr=False)
+    node_finder: str = "windows"
 
     def __post_init__(self):
         if not self.groups:
@@ -379,12 +393,7 @@ class TailEngine:
         # depend on λ, so each group keeps the nodes whose bound reaches its own threshold (a
         # node dropped either way has |G(λ+iζ)| < G(λ)·e^{threshold}, what the pruning bound needs)
         min_thr = min(p[2] for p in plans)
-        comps = []
-        for g in self.groups:
-            hw = peak_halfwidth(float(g.sigma2), g.mult, min_thr)
-            if hw is not None:
-                comps.append(SieveComponent(g.b, hw))
-        all_nodes = sieve_nodes(comps, N)
+        all_nodes = self._candidate_nodes(N, min_thr)
         all_nodes, all_totals = product_filter(all_nodes, N, self.groups, min_thr, return_totals=True)
         for lam_f, members, log_thr, log_needed_bits, member_thr in plans:
             keep = all_totals >= log_thr
@@ -398,6 +407,17 @@ class TailEngine:
             st.log_threshold = min(st.log_threshold, log_thr)
             out.update(self._evaluate_group(ks, members, lam_f, nodes, N, log_thr, bits, totals, member_thr, step))
         return out
+
+    def _candidate_nodes(self, N: int, log_thr: float) -> np.ndarray:
+        """A superset of the nodes whose product bound reaches ``log_thr`` (:attr:`node_finder`)."""
+        if self.node_finder == "ellipsoid":
+            return ellipsoid_nodes(self.groups, N, log_thr, self.config.ellipsoid_max_visits)
+        comps = []
+        for g in self.groups:
+            hw = peak_halfwidth(float(g.sigma2), g.mult, log_thr)
+            if hw is not None:
+                comps.append(SieveComponent(g.b, hw))
+        return sieve_nodes(comps, N)
 
     def _full_dft_pays(self, members, classes, level_of, totals, log_thr, n_nodes: int, N: int) -> bool:
         """Whether one length-N DFT (every threshold at once: the sums are N-periodic in k) costs

@@ -152,8 +152,11 @@ def log_bound_at_nodes(nodes: np.ndarray, n_nodes: int, b: int, sigma2: float, m
     if den_tail >= 0.5:
         return np.zeros(len(nodes))
     N = int(n_nodes)
-    r = (nodes.astype(np.int64) * (b % N)) % N  # exact: b·j mod N in int64 (b·j < 2^63 checked below)
-    theta = 2.0 * math.pi * r.astype(np.float64) / N
+    if len(nodes) and int(np.max(nodes)) * (b % N) >= 2**62:  # exact in Python integers
+        r = np.array([(int(j) * b) % N for j in nodes], dtype=object)
+    else:
+        r = (nodes.astype(np.int64) * (b % N)) % N  # exact: b·j mod N in int64
+    theta = 2.0 * math.pi * r.astype(np.float64) / N  # (r < 2^62 rounded once: far inside the margin)
     theta = np.where(theta > math.pi, theta - 2.0 * math.pi, theta)
     two_pi = 2.0 * math.pi
     # j = -1, 0, 1 exactly; |j| >= 2 bounded: (2|j|-1)π <= |θ + 2πj| and consecutive terms
@@ -181,9 +184,6 @@ def product_filter(nodes: np.ndarray, n_nodes: int, groups, log_threshold: float
     """
     if len(nodes) == 0:
         return (nodes, np.zeros(0)) if return_totals else nodes
-    if int(nodes.max()) * max(g.b % n_nodes for g in groups) >= 2**62:
-        # int64 overflow risk: keep everything (safe)
-        return (nodes, np.zeros(len(nodes))) if return_totals else nodes
     # a node is dropped as soon as the running sum of (non-positive) log-bounds falls below
     # the threshold, so later factors see ever fewer nodes: most pruning factors first — by
     # their mean bound on an evenly spaced sample of the nodes when there are many, else the

@@ -20,14 +20,20 @@ def test_sandwich_contains_exact_tails():
     assert far.upper < 1e-6
 
 
-def test_redistricting_persons_proxy_uses_sandwich():
-    """PL94 persons: 65 budgets over denominators 4097, 4099, 4102, … → lattice scale ~1e14."""
+def test_redistricting_persons_proxy_sandwich_is_the_last_resort():
+    """PL94 persons: 65 budgets over denominators 12613971571, … → lattice scale ~1e14.  The
+    chooser integrates it exactly (ellipsoid node finder, tests/accountant/test_ellipsoid.py);
+    with that finder switched off it falls back to the sandwich, certified but coarser."""
+    from accountant import Composition
+    from accountant.engine import EngineConfig
     from optimizer.census.allocation import load_builtin
     from optimizer.search import proxy_composition
 
     comp = proxy_composition(load_builtin("pl94-persons"))
-    assert isinstance(comp._engine, CoarseEngine)
-    d = comp.delta("17.9")
+    assert not isinstance(comp._engine, CoarseEngine)
+    coarse = Composition(dict(comp.groups), config=EngineConfig(ellipsoid_sieve=False))
+    assert isinstance(coarse._engine, CoarseEngine)
+    d = coarse.delta("17.9")
     assert 0 < d.lower <= d.upper < 1e-10
     assert d.relative_error < 0.02  # certified, but coarser than the exact engines
 

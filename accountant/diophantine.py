@@ -1,0 +1,193 @@
+"""Near-peak nodes by lattice reduction: the sieve for lattices too fine to window.
+
+The trapezoid rule of :mod:`accountant.quadrature` needs every node ζ_j = 2πj/N at which the
+product bound Σ_g m_g log B_g(b_g ζ_j) (:func:`accountant.theta.log_abs_cf_bound`) reaches the
+pruning threshold t.  :func:`accountant.sieve.sieve_nodes` finds them by intersecting peak
+windows component after component, at a cost proportional to the windows of the first
+component: about b_min of them, hopeless when the Bézout scale is 10¹⁴ (PL94 persons, an
+optimizer's reallocated proposal), although the nodes that survive are few — the weights are
+incommensurable, so the factors are near their peaks together only near ζ = 0 and at the few
+simultaneous Diophantine approximations of the weights.
+
+This module finds those nodes as the points of a lattice in an ellipsoid:
+
+1. *A quadratic minorant per component* (:func:`quadratic_minorant`): log B_σ(θ) ≤ c − A_σ θ²
+   on [0, π], with c = :data:`MINORANT_SLACK`.  B_σ is decreasing on [0, π], so on a grid
+   θ_0 = 0 < θ_1 < … < θ_n = π the choice A_σ = min_i (c − log B_σ(θ_{i−1}))/θ_i² is valid on
+   each cell [θ_{i−1}, θ_i] and hence everywhere.
+2. *An ellipsoid.*  With θ_g(j) = 2π·‖b_g j/N‖ (distance to the nearest integer) and
+   W_g = m_g A_g, a node j with Σ_g m_g log B_g(θ_g(j)) ≥ t satisfies
+   Σ_g W_g θ_g(j)² ≤ R := Σ_g m_g c − t.  Writing θ_g = 2π|b_g j/N − p_g| for the nearest
+   integer p_g, the vector x = (j, p_1, …, p_K) ∈ Z^{1+K} then lies in the ellipsoid
+   Q(x) = R (2j/N)² + Σ_g 4π² W_g (b_g j/N − p_g)² ≤ 2R  whenever |j| ≤ N/2.
+3. *Enumeration.*  The lattice is reduced by LLL (Lenstra, Lenstra, Lovász, Math. Ann. 261,
+   1982; FLINT's ``fmpz_mat.lll`` on the basis scaled by 2^:data:`BASIS_BITS` and rounded, in
+   exact integers) and the points of Q ≤ 2R are enumerated depth-first over the Gram–Schmidt
+   coordinates (Fincke and Pohst, Math. Comp. 44, 1985; Schnorr and Euchner, Math. Program. 66,
+   1994).  Every j found is reduced modulo N and folded into [0, N/2] (ζ and −ζ give
+   conjugate integrand values).
+
+The enumeration runs in floats on the reduced basis (its vectors are short, the Gram–Schmidt
+norms moderate); the radius is enlarged by a relative :data:`RADIUS_MARGIN`, far above the
+rounding of the scaled basis (2^−BASIS_BITS relative) and of the float Gram–Schmidt process, so
+no point of the ellipsoid is missed.  The result is a *superset* of the nodes the threshold
+keeps: the caller filters it with the exact product bound (:func:`accountant.sieve.product_filter`),
+and the pruning bound of :mod:`accountant.bounds` covers every node left out (docs/method.md §3.5).
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from collections.abc import Sequence
+
+import numpy as np
+from flint import fmpz_mat
+
+from .sieve import SieveTooWide
+from .theta import log_abs_cf_bound
+
+__all__ = ["ellipsoid_nodes", "quadratic_minorant"]
+
+#: c of the minorant log B(θ) ≤ c − Aθ²: B(0) slightly exceeds 1 (its denominator is < 1), so a
+#: minorant through the origin does not exist; c also absorbs the float rounding of log B.
+MINORANT_SLACK = 1e-3
+#: cells of the grid on which :func:`quadratic_minorant` checks the minorant (geometric in θ)
+MINORANT_CELLS = 4000
+#: the smallest positive grid point of :func:`quadratic_minorant`
+MINORANT_THETA_MIN = 1e-8
+#: the real basis is scaled by 2^BASIS_BITS (relative to √R) and rounded for LLL
+BASIS_BITS = 100
+#: relative enlargement of the enumeration radius (covers every float rounding many times over)
+RADIUS_MARGIN = 1e-6
+#: a component whose largest contribution π²W is below this fraction of R is left out of the
+#: ellipsoid (it prunes little and multiplies the lattice points per node); the exact product
+#: filter still uses it
+MIN_PRUNING_FRACTION = 0.05
+#: default bound on the enumeration's visited tree nodes before :class:`SieveTooWide` is raised
+MAX_VISITS = 4_000_000
+
+
+@functools.lru_cache(maxsize=4096)
+def quadratic_minorant(sigma2: float) -> float:
+    """A ≥ 0 with log B_σ(θ) ≤ :data:`MINORANT_SLACK` − Aθ² for θ ∈ [0, π], where B_σ is the
+    Poisson bound on |φ_c(θ)| of a discrete Gaussian of variance σ² (any real shift c;
+    :func:`accountant.theta.log_abs_cf_bound`).  0 when the bound is trivial.
+
+    Valid because B_σ decreases on [0, π]: on a grid cell [θ_{i−1}, θ_i],
+    log B(θ) ≤ log B(θ_{i−1}) ≤ c − Aθ_i² ≤ c − Aθ²; A is shrunk by a relative 1e-9 against the
+    rounding of the quotient.
+    """
+    s2 = float(sigma2)
+    if log_abs_cf_bound(s2, math.pi) >= 0.0:
+        return 0.0
+    grid = np.concatenate([[0.0], np.geomspace(MINORANT_THETA_MIN, math.pi, MINORANT_CELLS)])
+    logs = np.array([log_abs_cf_bound(s2, float(t)) for t in grid[:-1]])
+    a = float(np.min((MINORANT_SLACK - logs) / grid[1:] ** 2))
+    return max(0.0, a * (1.0 - 1e-9))
+
+
+def _components(groups, N: int, log_threshold: float) -> tuple[list[tuple[int, float]], float]:
+    """((b_g mod N, W_g) of the components in the ellipsoid, R)."""
+    weights = []
+    for g in groups:
+        a = quadratic_minorant(float(g.sigma2))
+        if a > 0.0:
+            weights.append((g.b % N, g.mult * a, g.mult))
+    R = sum(m for _, _, m in weights) * MINORANT_SLACK - log_threshold
+    if R <= 0:
+        return [], R
+    kept = [(b, w) for b, w, _ in weights if math.pi**2 * w >= MIN_PRUNING_FRACTION * R]
+    return kept, R
+
+
+def _reduced_basis(comps: list[tuple[int, float]], N: int, R: float) -> tuple[np.ndarray, list[int]]:
+    """LLL-reduced basis of the ellipsoid's lattice (rows, floats, in the coordinates where Q is
+    the squared norm) and, per row, its j-coordinate (exact integers)."""
+    dim = len(comps) + 1
+    scale = 2.0**BASIS_BITS / math.sqrt(R)
+    rows = [[0] * dim for _ in range(dim)]
+    # rows[0]: the generator of j; rows[k]: the generator of p_k (coordinate k only)
+    rows[0][0] = (2 ** (BASIS_BITS + 1) + N // 2) // N  # 2√R/N · scale, scale·√R = 2^BASIS_BITS
+    for k, (b, w) in enumerate(comps, start=1):
+        cs = round(2.0 * math.pi * math.sqrt(w) * scale)  # 2π√W_g · scale, one integer for both rows
+        rows[0][k] = (2 * cs * b + N) // (2 * N)  # round(cs·b/N), exactly
+        rows[k][k] = -cs
+    reduced, transform = fmpz_mat(rows).lll(True)  # (transform=True)
+    basis = np.array([[float(int(reduced[i, j])) for j in range(dim)] for i in range(dim)]) / scale
+    j_coord = [int(transform[i, 0]) for i in range(dim)]
+    return basis, j_coord
+
+
+def _enumerate(basis: np.ndarray, j_coord: list[int], radius2: float, max_visits: int) -> set[int]:
+    """The j-coordinates Σ_i z_i·j_coord[i] of the integer vectors z with ‖z·basis‖² ≤ radius2:
+    depth-first over the Gram–Schmidt coordinates (the last basis vector first); at level 0
+    every admissible z_0 of the interval is taken at once."""
+    dim = basis.shape[0]
+    r = np.linalg.qr(basis.T, mode="r")  # basis.T = Q·r: Gram–Schmidt norms |r_ll|, μ_il = r_li/r_ll
+    mu = (r / np.diag(r)[:, None]).T
+    b2 = np.diag(r) ** 2
+    z = np.zeros(dim)
+    out: set[int] = set()
+    visits = 0
+
+    def interval(i: int, partial: float) -> tuple[float, int, int]:
+        center = -float(np.dot(mu[i + 1 :, i], z[i + 1 :])) if i + 1 < dim else 0.0
+        rem = radius2 - partial
+        if rem < 0:
+            return center, 1, 0
+        w = math.sqrt(rem / b2[i]) * (1.0 + 1e-12) + 1e-9
+        return center, math.ceil(center - w), math.floor(center + w)
+
+    centers = [0.0] * dim
+    c, lo, hi = interval(dim - 1, 0.0)
+    centers[dim - 1] = c
+    stack = [(dim - 1, 0.0, lo, hi)]  # (level, sum of squares above it, next z, last z)
+    while stack:
+        i, partial, lo, hi = stack.pop()
+        if lo > hi:
+            continue
+        if i == 0:  # every z_0 of the interval: the j-coordinates form a progression
+            base = sum(int(zl) * t for zl, t in zip(z[1:].tolist(), j_coord[1:]))
+            out.update(base + z0 * j_coord[0] for z0 in range(lo, hi + 1))
+            visits += hi - lo + 1
+            continue
+        stack.append((i, partial, lo + 1, hi))
+        visits += 1
+        if visits > max_visits:
+            raise SieveTooWide(f"lattice sieve: more than {max_visits} enumeration steps; composition too wide")
+        z[i] = lo
+        p = partial + (lo - centers[i]) ** 2 * b2[i]
+        if p > radius2:
+            continue
+        c, lo2, hi2 = interval(i - 1, p)
+        centers[i - 1] = c
+        stack.append((i - 1, p, lo2, hi2))
+    return out
+
+
+def ellipsoid_nodes(groups, n_nodes: int, log_threshold: float, max_visits: int = MAX_VISITS) -> np.ndarray:
+    """A superset of the nodes j ∈ [0, N/2] whose product bound Σ_g m_g log B_g(b_g ζ_j) is at
+    least ``log_threshold`` (ζ_j = 2πj/N), found as lattice points of an ellipsoid (module
+    docstring).  Sorted ``int64`` array (Python ints in an object array when N ≥ 2^62).
+
+    Raises :class:`~accountant.sieve.SieveTooWide` after ``max_visits`` enumeration steps.
+    """
+    N = int(n_nodes)
+    comps, R = _components(groups, N, log_threshold)
+    half = N // 2
+    if R <= 0:  # the threshold is above every bound: only … nothing can reach it
+        return np.zeros(0, dtype=np.int64)
+    if not comps:
+        if half + 1 > max_visits:
+            raise SieveTooWide("lattice sieve: no component prunes; composition too wide")
+        return np.arange(half + 1, dtype=np.int64)
+    basis, j_coord = _reduced_basis(comps, N, R)
+    found = _enumerate(basis, j_coord, 2.0 * R * (1.0 + RADIUS_MARGIN) + RADIUS_MARGIN, max_visits)
+    out = sorted({min(j % N, N - j % N) for j in found})
+    return np.array(out, dtype=np.int64 if N < 2**62 else object)
+
+
+def fold(js: Sequence[int], N: int) -> list[int]:
+    """Node indices modulo N folded into [0, N/2] (helper for tests)."""
+    return sorted({min(j % N, N - j % N) for j in js})
