@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 from .coarse import CoarseEngine, kept_divisor, planned_nodes
+from .diophantine import enumeration_estimate
 from .engine import DEFAULT_CONFIG, Engine, EngineConfig, LatticeGroup
 from .lattice import sub_gaussian_sd, sub_gaussian_variance
 from .pmf import PmfEngine, pmf_span
@@ -112,7 +113,10 @@ def _select(
                 f"{kept_estimate():.3g} > direct_kept_max {cfg.direct_kept_max:.3g} and no exact split"
             )
     if reason and cfg.ellipsoid_sieve:
-        return TailEngine(groups, config=cfg, node_finder="ellipsoid")
+        estimate = enumeration_estimate(groups, int(planned), cfg.ellipsoid_plan_log_threshold)
+        if estimate <= cfg.ellipsoid_max_visits / 4:
+            return TailEngine(groups, config=cfg, node_finder="ellipsoid")
+        reason += f"; ellipsoid enumeration estimate {estimate:.3g} > {cfg.ellipsoid_max_visits / 4:.3g}"
     if reason:
         if not coarse_ok:
             raise _NeedsCoarse

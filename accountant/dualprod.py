@@ -41,6 +41,8 @@ from collections.abc import Sequence
 import numpy as np
 from flint import acb, acb_poly, arb, arb_poly, ctx, fmpq, fmpz
 
+from .sieve import mulmod
+
 __all__ = ["DualProduct"]
 
 #: a factor is summed in the exponent at a node only if its relative truncation ε_g is below
@@ -68,16 +70,15 @@ class DualProduct:
         self.total_mult = float(sum(g.mult for g in self.groups))
 
     def residues(self, nodes: np.ndarray, N: int) -> np.ndarray | None:
-        """r[j, g] ≡ b_g·j (mod N), centred in (−N/2, N/2]: ``int64``, or Python integers in an
-        object array when b_g·j could overflow int64 (the lattices of :mod:`accountant.diophantine`)."""
+        """r[j, g] ≡ b_g·j (mod N), centred in (−N/2, N/2]: exact, ``int64`` (Python integers in an
+        object array when N ≥ 2^57)."""
         if len(nodes) == 0:
             return np.zeros((0, len(self.groups)), dtype=np.int64)
-        if int(np.max(nodes)) * max(b % N for b in self.b) >= 2**62:
+        if N >= 2**57:  # beyond mulmod's int64 digits: Python integers
             bo = np.array([b % N for b in self.b], dtype=object)
             r = (np.array([int(j) for j in nodes], dtype=object)[:, None] * bo[None, :]) % N
             return np.where(2 * r > N, r - N, r)
-        bm = np.array([b % N for b in self.b], dtype=np.int64)
-        r = (nodes.astype(np.int64)[:, None] * bm[None, :]) % N
+        r = np.stack([mulmod(nodes, b, N) for b in self.b], axis=1)
         return np.where(2 * r > N, r - N, r)
 
     def dual_mask(self, r: np.ndarray, N: int, bits: int) -> tuple[np.ndarray, np.ndarray]:

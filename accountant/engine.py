@@ -189,6 +189,12 @@ class EngineConfig:
     #: Measured: the PL94 persons proxy (33 components, scale 1.1e14, N = 1.5e15) visits 6e4
     #: at log threshold −100 and 2e6 at −200 (Python, ~3 µs per step).
     ellipsoid_max_visits: int = 4_000_000
+    #: the chooser takes the ellipsoid finder only when the Gaussian-heuristic size of its
+    #: enumeration (:func:`accountant.diophantine.enumeration_estimate`, at N = 16·sd and this log
+    #: threshold, that of a 1e-35 target) is at most ellipsoid_max_visits/4.  Measured: PL94
+    #: persons pairs 0.18–0.32 (their points are the peaks'); four unrelated components at scale
+    #: 6.7e12, σ² 190–490: 9.5e10 (27 s to give up) — the sandwich answers those at once.
+    ellipsoid_plan_log_threshold: float = -95.0
     #: kept-node target of the coarse sandwich's lattice: its width shrinks like 1/g while the
     #: work grows with the kept nodes.  Measured on 5 unrelated components (σ² 92 … 450, shifts
     #: 1–3): 8e4 kept nodes — δ(0.5) to 2.4e-4 relative in 0.5 s (the old planned-count sizing:

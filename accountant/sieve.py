@@ -141,6 +141,34 @@ def _windows_exact(lo, hi, N: int, b: int, h: float, spacing: float, max_windows
     return np.array(new_lo, dtype=float), np.array(new_hi, dtype=float)
 
 
+def mulmod(nodes: np.ndarray, b: int, N: int) -> np.ndarray:
+    """b·j mod N for every node j ∈ [0, N), exactly, as ``int64`` (N < 2^57).
+
+    In int64 directly when b·j < 2^62; else by Horner's rule over c-bit digits of j,
+    r ← (r·2^c + b·digit) mod N, where every intermediate stays below 2^62 (c = 61 − bits(N)),
+    or in Python integers when N is too large for any digit width.
+    """
+    n = N = int(N)
+    b %= N
+    nodes = np.asarray(nodes)
+    if len(nodes) == 0 or int(np.max(nodes)) * b < 2**62:
+        return (nodes.astype(np.int64) * b) % N
+    c = 61 - N.bit_length()
+    if c < 4:
+        return np.array([(int(j) * b) % n for j in nodes.tolist()], dtype=np.int64)
+    j = nodes.astype(np.int64)
+    digits = []
+    while True:
+        digits.append(j & ((1 << c) - 1))
+        j = j >> c
+        if not j.any():
+            break
+    r = np.zeros(len(nodes), dtype=np.int64)
+    for d in reversed(digits):
+        r = ((r << c) + b * d) % N
+    return r
+
+
 def log_bound_at_nodes(nodes: np.ndarray, n_nodes: int, b: int, sigma2: float, mult: int) -> np.ndarray:
     """Upper bound on m·log|φ_c(b ζ_j)| at the nodes (vectorised Poisson bound, any real shift c).
 
@@ -152,11 +180,8 @@ def log_bound_at_nodes(nodes: np.ndarray, n_nodes: int, b: int, sigma2: float, m
     if den_tail >= 0.5:
         return np.zeros(len(nodes))
     N = int(n_nodes)
-    if len(nodes) and int(np.max(nodes)) * (b % N) >= 2**62:  # exact in Python integers
-        r = np.array([(int(j) * b) % N for j in nodes], dtype=object)
-    else:
-        r = (nodes.astype(np.int64) * (b % N)) % N  # exact: b·j mod N in int64
-    theta = 2.0 * math.pi * r.astype(np.float64) / N  # (r < 2^62 rounded once: far inside the margin)
+    r = mulmod(nodes, b, N)  # exact
+    theta = 2.0 * math.pi * r.astype(np.float64) / N  # (r ≥ 2^53 rounded once: far inside the margin)
     theta = np.where(theta > math.pi, theta - 2.0 * math.pi, theta)
     two_pi = 2.0 * math.pi
     # j = -1, 0, 1 exactly; |j| >= 2 bounded: (2|j|-1)π <= |θ + 2πj| and consecutive terms

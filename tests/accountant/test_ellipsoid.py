@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 from fractions import Fraction as F
 
+import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -152,3 +153,33 @@ def test_pl94_persons_proxy_is_exact_and_inside_the_sandwich():
     for e, s in zip(exact, sandwich):
         assert s.lower <= e.lower <= e.upper <= s.upper, (e, s)
         assert e.error < 1e-34
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    N=st.one_of(st.integers(2, 2**40), st.integers(2**40, 2**57), st.integers(2**57, 2**70)),
+    b=st.integers(1, 2**70),
+    u=st.lists(st.floats(0.0, 1.0, exclude_max=True), min_size=1, max_size=20),
+)
+def test_mulmod_is_exact(N, b, u):
+    """b·j mod N of accountant.sieve.mulmod equals Python's integer arithmetic (j < N)."""
+    from accountant.sieve import mulmod
+
+    js = [min(N - 1, int(x * N)) for x in u]
+    if N >= 2**62:
+        return  # (node indices are int64: N below 2^62 is the domain)
+    got = mulmod(np.array(js, dtype=np.int64), b, N).tolist()
+    assert got == [(j * b) % N for j in js]
+
+
+@settings(max_examples=50, deadline=None)
+@given(sigma2=st.floats(0.01, 1e5), u=st.lists(st.floats(0.0, 1.0), min_size=1, max_size=30))
+def test_vectorised_bound_matches_the_scalar_one(sigma2, u):
+    """theta.log_abs_cf_bounds (used for the minorant's grid) equals log_abs_cf_bound."""
+    from accountant.theta import log_abs_cf_bound, log_abs_cf_bounds
+
+    thetas = [math.pi * x for x in u]
+    got = log_abs_cf_bounds(sigma2, np.array(thetas))
+    for t, g in zip(thetas, got.tolist()):
+        want = log_abs_cf_bound(sigma2, t)
+        assert abs(g - want) <= 1e-12 * (1 + abs(want)), (t, g, want)

@@ -135,7 +135,7 @@ def test_item7_epsilon_on_the_sandwich_contains_the_exact_value():
     from accountant.engine import EngineConfig
 
     target = F(1, 1000)
-    forced = EngineConfig(direct_kept_max=5e3, coarse_kept=2.5e3)  # a small sandwich: wide band
+    forced = EngineConfig(direct_kept_max=5e3, coarse_kept=2.5e3, ellipsoid_sieve=False)  # a small sandwich
     comp = _comp(FIVE_COPRIME)
     coarse = Composition(dict(comp.groups), config=forced)
     assert isinstance(coarse._engine, CoarseEngine) and comp.delta(1).diagnostics.engine == "trapezoid"
