@@ -63,7 +63,7 @@ def test_builtin_dhc_persons_is_screened_all_exact(builtin_screen):
 def test_fine_grid_what_if_names_its_non_exact_pairs_before_the_run(what_if_screen):
     s, seconds = what_if_screen
     assert s.n_pairs == 946
-    assert len(s.not_exact) > 900  # measured: 945 of 946
+    assert len(s.not_exact) > 900  # measured: 934 of 946 (945 before the ellipsoid finder of issue 17)
     assert all(p.engine == "coarse" and not p.exact for p in s.not_exact)
     assert all(p.reason.startswith("lattice too fine: planned nodes N = ") for p in s.not_exact)
     assert all(p.planned_nodes > 1e9 for p in s.not_exact)
