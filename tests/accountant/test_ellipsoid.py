@@ -183,3 +183,31 @@ def test_vectorised_bound_matches_the_scalar_one(sigma2, u):
     for t, g in zip(thetas, got.tolist()):
         want = log_abs_cf_bound(sigma2, t)
         assert abs(g - want) <= 1e-12 * (1 + abs(want)), (t, g, want)
+
+
+def test_estimate_tells_structured_from_unstructured_sums():
+    """enumeration_estimate (the chooser's test): the PL94 persons proxy, whose enumeration meets
+    ~10⁵ points, is estimated far below the limit; four unrelated components at scale 6.7e12
+    (whose integrand keeps a fixed fraction of 10¹³ nodes) far above it — and the chooser sends
+    the latter to the sandwich at once."""
+    from accountant import Composition, DiscreteGaussian
+    from accountant.coarse import CoarseEngine, planned_nodes
+    from accountant.diophantine import enumeration_estimate
+    from accountant.engine import DEFAULT_CONFIG
+    from optimizer.census.allocation import load_builtin
+    from optimizer.search import proxy_composition
+
+    limit = DEFAULT_CONFIG.ellipsoid_max_visits / 4
+    pl94 = proxy_composition(load_builtin("pl94-persons"))._lattice_groups()
+    assert enumeration_estimate(pl94, int(planned_nodes(pl94)), -95.0) < limit / 10
+    loose = Composition(
+        [
+            DiscreteGaussian(F("13791/49")),
+            DiscreteGaussian(F("8380/17"), shift=2),
+            DiscreteGaussian(F("12847/26"), shift=2),
+            DiscreteGaussian(F("11745/62"), shift=3),
+        ]
+    )
+    groups = loose._lattice_groups()
+    assert enumeration_estimate(groups, int(planned_nodes(groups)), -95.0) > 100 * limit
+    assert isinstance(loose._engine, CoarseEngine)
