@@ -56,7 +56,7 @@ MINORANT_SLACK = 1e-3
 MINORANT_CELLS = 4000
 #: the smallest positive grid point of :func:`quadratic_minorant`
 MINORANT_THETA_MIN = 1e-8
-#: the real basis is scaled by 2^BASIS_BITS (relative to √R) and rounded for LLL
+#: the real basis is scaled by 2^BASIS_BITS (relative to √R; more for N beyond 2^50) and rounded for LLL
 BASIS_BITS = 100
 #: relative enlargement of the enumeration radius (covers every float rounding many times over)
 RADIUS_MARGIN = 1e-6
@@ -110,10 +110,13 @@ def _reduced_basis(comps: list[tuple[int, float]], N: int, R: float) -> tuple[np
     """LLL-reduced basis of the ellipsoid's lattice (rows, floats, in the coordinates where Q is
     the squared norm) and, per row, its j-coordinate (exact integers)."""
     dim = len(comps) + 1
-    scale = 2.0**BASIS_BITS / math.sqrt(R)
+    # the j-row is rounded to integers: an error ≤ 1/2 per unit of j, i.e. ≤ N·2^−bits relative to
+    # √R over |j| ≤ N, kept at 2^−BASIS_BITS/2 or below whatever N is
+    bits = max(BASIS_BITS, N.bit_length() + BASIS_BITS // 2)
+    scale = 2.0**bits / math.sqrt(R)
     rows = [[0] * dim for _ in range(dim)]
     # rows[0]: the generator of j; rows[k]: the generator of p_k (coordinate k only)
-    rows[0][0] = (2 ** (BASIS_BITS + 1) + N // 2) // N  # 2√R/N · scale, scale·√R = 2^BASIS_BITS
+    rows[0][0] = (2 ** (bits + 1) + N // 2) // N  # 2√R/N · scale, scale·√R = 2^bits
     for k, (b, w) in enumerate(comps, start=1):
         cs = round(2.0 * math.pi * math.sqrt(w) * scale)  # 2π√W_g · scale, one integer for both rows
         rows[0][k] = (2 * cs * b + N) // (2 * N)  # round(cs·b/N), exactly
