@@ -114,7 +114,7 @@ def _select(
             )
     if reason and cfg.ellipsoid_sieve:
         estimate = enumeration_estimate(groups, int(planned), cfg.ellipsoid_plan_log_threshold)
-        if estimate <= cfg.ellipsoid_max_visits / 4:
+        if estimate <= cfg.ellipsoid_max_visits / 4 and planned < 2**53:  # (its N stays < 2^57)
             return TailEngine(groups, config=cfg, node_finder="ellipsoid")
         reason += f"; ellipsoid enumeration estimate {estimate:.3g} > {cfg.ellipsoid_max_visits / 4:.3g}"
     if reason:

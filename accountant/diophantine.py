@@ -127,16 +127,18 @@ def _reduced_basis(comps: list[tuple[int, float]], N: int, R: float) -> tuple[np
     return basis, j_coord
 
 
-def _enumerate(basis: np.ndarray, j_coord: list[int], radius2: float, max_visits: int) -> set[int]:
-    """The j-coordinates Σ_i z_i·j_coord[i] of the integer vectors z with ‖z·basis‖² ≤ radius2:
-    depth-first over the Gram–Schmidt coordinates (the last basis vector first); at level 0
-    every admissible z_0 of the interval is taken at once."""
+def _enumerate(basis: np.ndarray, j_coord: list[int], radius2: float, max_visits: int, N: int) -> np.ndarray:
+    """The j-coordinates Σ_i z_i·j_coord[i] of the integer vectors z with ‖z·basis‖² ≤ radius2,
+    reduced mod N and folded into [0, N/2] (sorted, distinct; ``int64``, N < 2^62): depth-first
+    over the Gram–Schmidt coordinates (the last basis vector first); at level 0 every admissible
+    z_0 of the interval is taken at once, as one progression."""
     dim = basis.shape[0]
     r = np.linalg.qr(basis.T, mode="r")  # basis.T = Q·r: Gram–Schmidt norms |r_ll|, μ_il = r_li/r_ll
     mu = (r / np.diag(r)[:, None]).T
     b2 = np.diag(r) ** 2
     z = np.zeros(dim)
-    out: set[int] = set()
+    chunks: list[np.ndarray] = []
+    step = j_coord[0] % N
     visits = 0
 
     def interval(i: int, partial: float) -> tuple[float, int, int]:
@@ -156,8 +158,11 @@ def _enumerate(basis: np.ndarray, j_coord: list[int], radius2: float, max_visits
         if lo > hi:
             continue
         if i == 0:  # every z_0 of the interval: the j-coordinates form a progression
-            base = sum(int(zl) * t for zl, t in zip(z[1:].tolist(), j_coord[1:]))
-            out.update(base + z0 * j_coord[0] for z0 in range(lo, hi + 1))
+            base = (sum(int(zl) * t for zl, t in zip(z[1:].tolist(), j_coord[1:])) + lo * step) % N
+            if (hi - lo) * step + base < 2**62:
+                chunks.append(base + step * np.arange(hi - lo + 1, dtype=np.int64))
+            else:
+                chunks.append(np.array([base + step * t for t in range(hi - lo + 1)], dtype=object) % N)
             visits += 1 + (hi - lo) // 8  # (a set insertion costs about an eighth of a step)
             continue
         stack.append((i, partial, lo + 1, hi))
@@ -171,7 +176,10 @@ def _enumerate(basis: np.ndarray, j_coord: list[int], radius2: float, max_visits
         c, lo2, hi2 = interval(i - 1, p)
         centers[i - 1] = c
         stack.append((i - 1, p, lo2, hi2))
-    return out
+    if not chunks:
+        return np.zeros(0, dtype=np.int64)
+    js = np.concatenate(chunks).astype(np.int64) % N
+    return np.unique(np.minimum(js, N - js))
 
 
 def _log_points_estimate(basis: np.ndarray, radius2: float) -> float:
@@ -209,9 +217,11 @@ def enumeration_estimate(groups, n_nodes: int, log_threshold: float) -> float:
 def ellipsoid_nodes(groups, n_nodes: int, log_threshold: float, max_visits: int = MAX_VISITS) -> np.ndarray:
     """A superset of the nodes j ∈ [0, N/2] whose product bound Σ_g m_g log B_g(b_g ζ_j) is at
     least ``log_threshold`` (ζ_j = 2πj/N), found as lattice points of an ellipsoid (module
-    docstring).  Sorted ``int64`` array (Python ints in an object array when N ≥ 2^62).
+    docstring).  Sorted, distinct ``int64`` array.
 
-    Raises :class:`~accountant.sieve.SieveTooWide` after ``max_visits`` enumeration steps.
+    Raises :class:`~accountant.sieve.SieveTooWide` when N ≥ 2^57 (node indices and residues are
+    int64 downstream), when :func:`_log_points_estimate` exceeds ``max_visits``, or after
+    ``max_visits`` enumeration steps.
     """
     N = int(n_nodes)
     comps, R = _components(groups, N, log_threshold)
@@ -222,13 +232,13 @@ def ellipsoid_nodes(groups, n_nodes: int, log_threshold: float, max_visits: int 
         if half + 1 > max_visits:
             raise SieveTooWide("lattice sieve: no component prunes; composition too wide")
         return np.arange(half + 1, dtype=np.int64)
+    if N >= 2**57:  # node indices and residues are int64 downstream (sieve.mulmod)
+        raise SieveTooWide(f"lattice sieve: N = {N:.3g} nodes is beyond 2^57")
     basis, j_coord = _reduced_basis(comps, N, R)
     radius2 = 2.0 * R * (1.0 + RADIUS_MARGIN) + RADIUS_MARGIN
     if _log_points_estimate(basis, radius2) > math.log(max_visits):  # fail fast: no structure to use
         raise SieveTooWide(f"lattice sieve: the enumeration would take more than {max_visits} steps")
-    found = _enumerate(basis, j_coord, radius2, max_visits)
-    out = sorted({min(j % N, N - j % N) for j in found})
-    return np.array(out, dtype=np.int64 if N < 2**62 else object)
+    return _enumerate(basis, j_coord, radius2, max_visits, N)
 
 
 def fold(js: Sequence[int], N: int) -> list[int]:
