@@ -189,6 +189,8 @@ def _log_points_estimate(basis: np.ndarray, radius2: float) -> float:
     in full — the average-case tree size Σ_i V_{d−i}(r)/Π_{l≥i}‖b*_l‖ is below 1 for sums that
     keep 10⁵ nodes and cannot tell them from sums that keep 10¹⁰."""
     norms = np.abs(np.diag(np.linalg.qr(basis.T, mode="r")))
+    if not bool(np.all(np.isfinite(norms) & (norms > 0))):  # a degenerate float basis: no estimate
+        return math.inf
     best = 0.0
     log_det = 0.0
     for k in range(1, len(norms) + 1):
