@@ -98,3 +98,24 @@ def test_bench_fuzz_domain_named_cases_are_in_the_fuzz_domain():
         a = F._exact(arg)
         assert 0 <= a <= (50 if kind == "delta" else 1)
         Composition([DiscreteGaussian(Fraction(s2), shift=s) for s2, s in comps])  # builds
+
+
+def test_bench_pl94_writes_both_configurations(tmp_path):
+    """python -m bench.pl94 on two pairs: the proxy before (sandwich, tolerance missed) and after
+    (exact), the two pair rows of each sweep, and the summary's ratio."""
+    import csv
+    import json
+
+    from bench import pl94
+
+    out = tmp_path / "pl94.csv"
+    assert pl94.main(["--workers", "1", "--limit-pairs", "2", "--out", str(out)]) == 0
+    rows = list(csv.DictReader(out.read_text().splitlines()))
+    proxy = {r["config"]: r for r in rows if r["what"] == "proxy"}
+    assert proxy["before"]["engine"] == "coarse" and proxy["before"]["tolerance_met"] == "False"
+    assert proxy["after"]["engine"] == "trapezoid" and proxy["after"]["tolerance_met"] == "True"
+    assert float(proxy["before"]["delta_lower"]) <= float(proxy["after"]["delta_lower"])
+    assert float(proxy["after"]["delta_upper"]) <= float(proxy["before"]["delta_upper"])
+    assert sum(r["what"] == "pair" for r in rows) == 4
+    summary = json.loads(out.with_suffix(".json").read_text())
+    assert summary["n_pairs"] == 2 and summary["sweep_ratio_after_to_before"] > 0
