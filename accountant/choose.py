@@ -113,15 +113,13 @@ def _select(
                 f"{kept_estimate():.3g} > direct_kept_max {cfg.direct_kept_max:.3g} and no exact split"
             )
     if reason and cfg.ellipsoid_sieve:
-        # (planned N < 2^53 keeps the calls' N below the finder's 2^57)
-        estimate = (
-            enumeration_estimate(groups, int(planned), cfg.ellipsoid_plan_log_threshold)
-            if planned < 2**53
-            else math.inf
-        )
-        if estimate <= cfg.ellipsoid_max_visits / 4:
-            return TailEngine(groups, config=cfg, node_finder="ellipsoid")
-        reason += f"; ellipsoid enumeration estimate {estimate:.3g} > {cfg.ellipsoid_max_visits / 4:.3g}"
+        if planned >= 2**53:  # (the calls' N must stay below the finder's 2^57)
+            reason += "; beyond the ellipsoid node finder (planned N ≥ 2^53)"
+        else:
+            estimate = enumeration_estimate(groups, int(planned), cfg.ellipsoid_plan_log_threshold)
+            if estimate <= cfg.ellipsoid_max_visits / 4:
+                return TailEngine(groups, config=cfg, node_finder="ellipsoid")
+            reason += f"; ellipsoid enumeration estimate {estimate:.3g} > {cfg.ellipsoid_max_visits / 4:.3g}"
     if reason:
         if not coarse_ok:
             raise _NeedsCoarse

@@ -13,11 +13,13 @@ import math
 from fractions import Fraction as F
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from accountant.diophantine import MINORANT_SLACK, ellipsoid_nodes, quadratic_minorant
 from accountant.quadrature import LatticeGroup, TailEngine
+from accountant.sieve import SieveTooWide
 from tests.accountant import oracle as O
 
 
@@ -211,3 +213,20 @@ def test_estimate_tells_structured_from_unstructured_sums():
     groups = loose._lattice_groups()
     assert enumeration_estimate(groups, int(planned_nodes(groups)), -95.0) > 100 * limit
     assert isinstance(loose._engine, CoarseEngine)
+
+
+def test_lattices_beyond_the_finder_are_planned_on_the_sandwich_and_say_why():
+    """A planned N ≥ 2^53 (twelve components with 20-digit weights: N ≈ 7e22) is never given to
+    the ellipsoid finder (its node indices are int64): the plan is the sandwich, and its reason
+    says so (no estimate is attempted)."""
+    import random
+
+    from accountant.choose import plan_engine
+
+    rng = random.Random(1)
+    groups = tuple(LatticeGroup(F(rng.randint(50, 500)), rng.randrange(10**19, 10**20) | 1, 2) for _ in range(12))
+    plan = plan_engine(groups)
+    assert plan.kind == "coarse" and not plan.exact and plan.planned_nodes > 2**53
+    assert "beyond the ellipsoid node finder (planned N ≥ 2^53)" in plan.reason
+    with pytest.raises(SieveTooWide):
+        ellipsoid_nodes(groups, 2**58, -95.0)
