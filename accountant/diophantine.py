@@ -39,7 +39,6 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Sequence
 
 import numpy as np
 from flint import fmpz_mat
@@ -64,8 +63,8 @@ RADIUS_MARGIN = 1e-6
 #: ellipsoid: its coordinate admits several p_g per node (any |p_g − b_g j/N| ≤ √(2R)/(2π√W)),
 #: which multiplies the lattice points per node, while it prunes little; the exact product
 #: filter still uses it.  Measured on PL94 persons pairs (thresholds −103 and −150): 0.05 —
-#: [M1, M16] over 4e6 enumeration steps; 0.5 — 2.9e5 candidates, 1.7 s; 1 — 4.6e5, 0.7 s;
-#: 2 — 6.1e5, 0.9 s; 8 — 1.1e6, 1.5 s (the same 25,258 nodes kept by the filter each time).
+#: [M1, M16] over 4e6 enumeration steps; 0.5 — 2.9e5 candidates; 1 — 4.6e5;
+#: 2 — 6.1e5; 8 — 1.1e6 (the same 25,258 nodes kept by the filter each time).
 MIN_PRUNING_FRACTION = 1.0
 #: default bound on the enumeration steps before :class:`SieveTooWide` is raised (as
 #: ``EngineConfig.ellipsoid_max_visits``)
@@ -241,8 +240,3 @@ def ellipsoid_nodes(groups, n_nodes: int, log_threshold: float, max_visits: int 
     if _log_points_estimate(basis, radius2) > math.log(max_visits):  # fail fast: no structure to use
         raise SieveTooWide(f"lattice sieve: the enumeration would take more than {max_visits} steps")
     return _enumerate(basis, j_coord, radius2, max_visits, N)
-
-
-def fold(js: Sequence[int], N: int) -> list[int]:
-    """Node indices modulo N folded into [0, N/2] (helper for tests)."""
-    return sorted({min(j % N, N - j % N) for j in js})

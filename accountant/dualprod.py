@@ -70,21 +70,19 @@ class DualProduct:
         self.total_mult = float(sum(g.mult for g in self.groups))
 
     def residues(self, nodes: np.ndarray, N: int) -> np.ndarray | None:
-        """r[j, g] ≡ b_g·j (mod N), centred in (−N/2, N/2]: exact, ``int64`` (Python integers in an
-        object array when N ≥ 2^57)."""
+        """r[j, g] ≡ b_g·j (mod N), centred in (−N/2, N/2], exactly (:func:`accountant.sieve.mulmod`);
+        ``None`` when N ≥ 2^62 (residues beyond int64)."""
         if len(nodes) == 0:
             return np.zeros((0, len(self.groups)), dtype=np.int64)
-        if N >= 2**57:  # beyond mulmod's int64 digits: Python integers
-            bo = np.array([b % N for b in self.b], dtype=object)
-            r = (np.array([int(j) for j in nodes], dtype=object)[:, None] * bo[None, :]) % N
-            return np.where(2 * r > N, r - N, r)
+        if N >= 2**62:
+            return None
         r = np.stack([mulmod(nodes, b, N) for b in self.b], axis=1)
         return np.where(2 * r > N, r - N, r)
 
     def dual_mask(self, r: np.ndarray, N: int, bits: int) -> tuple[np.ndarray, np.ndarray]:
         """(mask of the factors summed in the exponent, per node log of 2·Σ m_g ε_g over them;
         −inf where no factor is dual).  The factor 2 covers the float rounding of ε_g."""
-        x = np.abs(r).astype(np.float64) / N  # (object arrays: each |r| ≤ N/2 rounded once)
+        x = np.abs(r).astype(np.float64) / N
         log_eps = math.log(2.0) - self.a[None, :] * (1.0 - 2.0 * x) - self.log_eps_den[None, :]
         limit = -bits * math.log(2.0) - math.log(DUAL_MARGIN * self.total_mult)
         mask = log_eps <= limit

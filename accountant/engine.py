@@ -187,14 +187,14 @@ class EngineConfig:
     ellipsoid_sieve: bool = True
     #: enumeration steps after which the ellipsoid node finder gives up (SieveTooWide); the
     #: engine gives up at once when :func:`accountant.diophantine.enumeration_estimate` exceeds
-    #: it.  Measured on PL94 persons pairs at log threshold −95 (about 2 µs a step): [M3, M6]
-    #: 4.7e5 candidates, 6.3e4 nodes kept, 1.9 s; [M10, M10] 2.2e6 candidates, 1.1e5 kept, 6.6 s.
+    #: it.  Counted on PL94 persons pairs at log threshold −95: [M3, M6]
+    #: 4.7e5 candidates, 6.3e4 nodes kept; [M10, M10] 2.2e6 candidates, 1.1e5 kept.
     ellipsoid_max_visits: int = 10_000_000
     #: the chooser takes the ellipsoid finder only when its estimated lattice points
     #: (:func:`accountant.diophantine.enumeration_estimate`, at N = 16·sd and this log
     #: threshold, that of a 1e-35 target) are at most ellipsoid_max_visits/4.  Measured: PL94
     #: persons pairs e^8.6–e^13.0; DHC units pairs e^22–e^32 (the enumeration of [4, 15] gave up
-    #: after 58 s); four unrelated components at scale 6.7e12 e^25 — the sandwich answers those.
+    #: at 4e6 steps); four unrelated components at scale 6.7e12 e^25 — the sandwich answers those.
     ellipsoid_plan_log_threshold: float = -95.0
     #: kept-node target of the coarse sandwich's lattice: its width shrinks like 1/g while the
     #: work grows with the kept nodes.  Measured on 5 unrelated components (σ² 92 … 450, shifts

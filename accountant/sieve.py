@@ -142,20 +142,20 @@ def _windows_exact(lo, hi, N: int, b: int, h: float, spacing: float, max_windows
 
 
 def mulmod(nodes: np.ndarray, b: int, N: int) -> np.ndarray:
-    """b·j mod N for every node j ∈ [0, N), exactly, as ``int64`` (N < 2^57).
+    """b·j mod N for every node j ∈ [0, N), exactly, as ``int64`` (N < 2^62).
 
     In int64 directly when b·j < 2^62; else by Horner's rule over c-bit digits of j,
     r ← (r·2^c + b·digit) mod N, where every intermediate stays below 2^62 (c = 61 − bits(N)),
-    or in Python integers when N is too large for any digit width.
+    or in Python integers when N ≥ 2^57 leaves no digit width.
     """
-    n = N = int(N)
+    N = int(N)
     b %= N
     nodes = np.asarray(nodes)
     if len(nodes) == 0 or int(np.max(nodes)) * b < 2**62:
         return (nodes.astype(np.int64) * b) % N
     c = 61 - N.bit_length()
     if c < 4:
-        return np.array([(int(j) * b) % n for j in nodes.tolist()], dtype=np.int64)
+        return np.array([(int(j) * b) % N for j in nodes.tolist()], dtype=np.int64)
     j = nodes.astype(np.int64)
     digits = []
     while True:

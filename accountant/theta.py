@@ -43,6 +43,18 @@ def theta0(tau: acb) -> acb:
     return acb.modular_theta(acb(0), tau)[2]
 
 
+def _bound_constants(s2: float) -> tuple[float, float] | None:
+    """(log(1 − den_tail), log of the |j| ≥ 5 terms' geometric bound) of the Poisson bound, or
+    ``None`` when its denominator is not safely positive (σ² too small: the trivial bound 1)."""
+    den_tail = 2.0 * sum(math.exp(-2.0 * math.pi**2 * s2 * j * j) for j in range(1, 8))
+    if den_tail >= 0.5:
+        return None
+    # remaining |j| >= 5 terms: each <= exp(-s2 (2π(|j|-1))^2 / 2), summed geometrically
+    two_pi = 2.0 * math.pi
+    log_rest = math.log(2.0) - s2 * (two_pi * 4) ** 2 / 2.0 - math.log(-math.expm1(-s2 * two_pi**2))
+    return math.log1p(-den_tail), log_rest
+
+
 def log_abs_cf_bound(sigma2: float, theta: float) -> float:
     """Natural log of the Poisson upper bound on |φ_c(θ)| for θ ∈ [0, π] (any real shift c).
 
@@ -50,37 +62,31 @@ def log_abs_cf_bound(sigma2: float, theta: float) -> float:
     when σ² is too small for the denominator to be safely positive.
     """
     s2 = float(sigma2)
-    two_pi = 2.0 * math.pi
-    den_tail = 2.0 * sum(math.exp(-2.0 * math.pi**2 * s2 * j * j) for j in range(1, 8))
-    if den_tail >= 0.5:
+    consts = _bound_constants(s2)
+    if consts is None:
         return 0.0
-    # numerator: wrapped normal, terms j = -4..4 plus a crude geometric tail bound
-    terms = [-s2 * (theta + two_pi * j) ** 2 / 2.0 for j in range(-4, 5)]
+    log_den, log_rest = consts
+    # numerator: wrapped normal, terms j = -4..4 plus the geometric tail bound
+    terms = [-s2 * (theta + 2.0 * math.pi * j) ** 2 / 2.0 for j in range(-4, 5)]
     top = max(terms)
-    num = sum(math.exp(t - top) for t in terms)
-    # remaining |j| >= 5 terms: each <= exp(-s2 (2π(|j|-1))^2 / 2), summed geometrically
-    log_rest = math.log(2.0) - s2 * (two_pi * 4) ** 2 / 2.0 - math.log(-math.expm1(-s2 * two_pi**2))
-    a, b = top + math.log(num), log_rest
-    hi = max(a, b)
-    val = hi + math.log(math.exp(a - hi) + math.exp(b - hi))
-    val -= math.log1p(-den_tail)
+    a = top + math.log(sum(math.exp(t - top) for t in terms))
+    hi = max(a, log_rest)
+    val = hi + math.log(math.exp(a - hi) + math.exp(log_rest - hi)) - log_den
     return min(val, 0.0)
 
 
 def log_abs_cf_bounds(sigma2: float, theta: np.ndarray) -> np.ndarray:
     """:func:`log_abs_cf_bound` at many θ ∈ [0, π] at once (the same terms, vectorised)."""
     s2 = float(sigma2)
-    two_pi = 2.0 * math.pi
     theta = np.asarray(theta, dtype=float)
-    den_tail = 2.0 * sum(math.exp(-2.0 * math.pi**2 * s2 * j * j) for j in range(1, 8))
-    if den_tail >= 0.5:
+    consts = _bound_constants(s2)
+    if consts is None:
         return np.zeros(theta.shape)
-    terms = np.stack([-s2 * (theta + two_pi * j) ** 2 / 2.0 for j in range(-4, 5)])
+    log_den, log_rest = consts
+    terms = np.stack([-s2 * (theta + 2.0 * math.pi * j) ** 2 / 2.0 for j in range(-4, 5)])
     top = terms.max(axis=0)
     a = top + np.log(np.exp(terms - top).sum(axis=0))
-    b = math.log(2.0) - s2 * (two_pi * 4) ** 2 / 2.0 - math.log(-math.expm1(-s2 * two_pi**2))
-    val = np.logaddexp(a, b) - math.log1p(-den_tail)
-    return np.minimum(val, 0.0)
+    return np.minimum(np.logaddexp(a, log_rest) - log_den, 0.0)
 
 
 #: relative width at which :func:`peak_halfwidth` stops refining its bracket (the result is

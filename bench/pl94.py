@@ -14,6 +14,7 @@ Prints a table and writes ``--out`` (default ``reports/benchmarks/pl94.csv``) an
 from __future__ import annotations
 
 import argparse
+import functools
 import time
 from concurrent.futures import ProcessPoolExecutor
 from functools import partial
@@ -42,26 +43,39 @@ def _eps() -> mpmath.mpf:
     return zcdp.get_conversion("bun-steinke").epsilon(rho, mpmath.mpf("1e-10"))
 
 
-def _pair_row(config_name: str, pair: tuple[int, int], eps_text: str) -> dict:
+@functools.lru_cache(maxsize=1)
+def _paths() -> dict:
+    """PL94 persons' path patterns by index (once per worker process)."""
     from optimizer.census.allocation import load_builtin
-    from optimizer.census.pairs import pair_composition
     from optimizer.jobs.confirm import paths_of
 
-    by_index = {p.index: p for p in paths_of(load_builtin("pl94-persons"))}
+    return {p.index: p for p in paths_of(load_builtin("pl94-persons"))}
+
+
+def _row(what: str, config_name: str, pair: str, build, eps_text: str) -> dict:
+    """One measurement: build the composition with ``config_name``'s engines and time δ(ε)."""
     t0 = time.perf_counter()
-    comp = pair_composition(by_index[pair[0]], by_index[pair[1]], _composition(config_name))
+    comp = build(_composition(config_name))
     d = comp.delta(mpmath.mpf(eps_text), tol=1e-35, rtol=1e-20)
     seconds = time.perf_counter() - t0
     return {
-        "what": "pair",
+        "what": what,
         "config": config_name,
-        "pair": f"{pair[0]}-{pair[1]}",
+        "pair": pair,
         "delta_lower": mpmath.nstr(d.lower, 15),
         "delta_upper": mpmath.nstr(d.upper, 15),
         "tolerance_met": bool(d.tolerance_met),
         "engine": comp._engine.name,
         "seconds": round(seconds, 3),
     }
+
+
+def _pair_row(config_name: str, pair: tuple[int, int], eps_text: str) -> dict:
+    from optimizer.census.pairs import pair_composition
+
+    paths = _paths()
+    build = partial(pair_composition, paths[pair[0]], paths[pair[1]])
+    return _row("pair", config_name, f"{pair[0]}-{pair[1]}", build, eps_text)
 
 
 def _proxy_row(config_name: str, eps_text: str) -> dict:
@@ -69,21 +83,8 @@ def _proxy_row(config_name: str, eps_text: str) -> dict:
     from optimizer.census.allocation import load_builtin
     from optimizer.search.proxy import _full_path_rho
 
-    rhos = _full_path_rho(load_builtin("pl94-persons"))
-    t0 = time.perf_counter()
-    comp = _composition(config_name)([DiscreteGaussian.from_rho(r) for r in rhos] * 2)
-    d = comp.delta(mpmath.mpf(eps_text), tol=1e-35, rtol=1e-20)
-    seconds = time.perf_counter() - t0
-    return {
-        "what": "proxy",
-        "config": config_name,
-        "pair": "proxy",
-        "delta_lower": mpmath.nstr(d.lower, 15),
-        "delta_upper": mpmath.nstr(d.upper, 15),
-        "tolerance_met": bool(d.tolerance_met),
-        "engine": comp._engine.name,
-        "seconds": round(seconds, 3),
-    }
+    mechs = [DiscreteGaussian.from_rho(r) for r in _full_path_rho(load_builtin("pl94-persons"))] * 2
+    return _row("proxy", config_name, "proxy", lambda make: make(mechs), eps_text)
 
 
 def _sweep(config_name: str, pairs: list[tuple[int, int]], eps_text: str, workers: int) -> tuple[list[dict], float]:
