@@ -100,12 +100,14 @@ def _select(
     if planned > cfg.max_direct_nodes:
         reason = f"lattice too fine: planned nodes N = {planned:.3g} > max_direct_nodes {cfg.max_direct_nodes:.3g}"
     else:
+        # the window estimate first: it is cheaper than the nested planner's search and decides
+        # whether a nested split would be used at all
         nested = (
             find_nested(groups, budget=cfg.nested_max_cost, config=cfg)
-            if len(groups) <= cfg.nested_max_groups
+            if len(groups) <= cfg.nested_max_groups and kept_estimate() > cfg.nested_min_kept
             else None
         )
-        if nested is not None and kept_estimate() > cfg.nested_min_kept:
+        if nested is not None:
             return build_nested(groups, nested[1], cfg)
         if planned > 2 * cfg.direct_kept_max and kept_estimate() > cfg.direct_kept_max:
             reason = (
@@ -120,6 +122,17 @@ def _select(
             if estimate <= cfg.ellipsoid_max_visits / 4:
                 return TailEngine(groups, config=cfg, node_finder="ellipsoid")
             reason += f"; ellipsoid enumeration estimate {estimate:.3g} > {cfg.ellipsoid_max_visits / 4:.3g}"
+    # (whole compositions only: a part of a split that would need the sandwich abandons the split)
+    if (
+        reason
+        and coarse_ok
+        and len(groups) <= cfg.nested_max_groups
+        and cfg.nested_fallback_max_cost > cfg.nested_max_cost
+    ):
+        nested = find_nested(groups, budget=cfg.nested_fallback_max_cost, config=cfg)
+        if nested is not None:
+            return build_nested(groups, nested[1], cfg)
+        reason += f"; no nested split of cost ≤ {cfg.nested_fallback_max_cost:.3g}"
     if reason:
         if not coarse_ok:
             raise _NeedsCoarse

@@ -172,6 +172,13 @@ class EngineConfig:
     #: ... for compositions of at most this many distinct components (DHC pairs have 8–17; the
     #: planner's search is exponential in the number of weight families).
     nested_max_groups: int = 24
+    #: a composition no other exact engine takes (the trapezoid's windows and the ellipsoid finder
+    #: both too wide) gets a nested split down to a pmf table of chain cost up to this before the
+    #: coarse sandwich: the cost counts every outer value, the evaluation only those its saddle
+    #: pruning keeps.  Measured on the optimizer's DHC-persons proposals (issue 35; paths US+State
+    #: against US+State+County, four weight families, chain cost 4e7): 9 s per exact δ, where the
+    #: ellipsoid finder needed 45 s and the sandwich misses the tolerance.
+    nested_fallback_max_cost: float = 1e8
     #: a direct trapezoid whose planned node count N exceeds this is not run (the sandwich
     #: answers instead).
     max_direct_nodes: float = 1e9

@@ -55,7 +55,7 @@ from optimizer.atomic import atomic_write_text
 from optimizer.census.allocation import Allocation, load_builtin
 from optimizer.census.pairs import pair_composition
 from optimizer.jobs.confirm import paths_of
-from optimizer.search.study import _apply
+from optimizer.search.calibrate import _apply
 
 COLUMNS = ["variant", "pair", "engine", "tolerance_met", "seconds", "delta_upper"]
 EPS = Fraction("26.34")

@@ -772,7 +772,23 @@ def _objective_summary(spec: RunSpec, obj, guard, alloc, uniform, optimized) -> 
         "uniform_mean_relative_variance": _dec(O.mean_relative_variance(uniform, alloc), "nearest"),
         "n_queries_noisier": sum(1 for v in ratios.values() if v > 1),
         "new_total_rho": str(optimized.total_rho),
+        "rounding": _rounding_summary(obj, guard, alloc, weights, optimized),
     }
+
+
+def _rounding_summary(obj, guard, alloc, weights, optimized) -> dict[str, Any] | None:
+    """What putting the proposal on the exact grid cost (issue 35): the objective of the unrounded convex
+    optimum at the proposal's total ρ and under the same guard, of the proposal, and their relative
+    difference; ``None`` for minimax-relative (its optimum is the uniform rescale, nothing is rounded)
+    or when the proposal is the uniform rescale."""
+    if obj.name == "minimax-relative" or "on the grid" not in optimized.provenance:
+        return None
+    lower = guard.lower_bounds(alloc) if guard is not None else None
+    out: dict[str, Any] = dict(obj.rounding(optimized, alloc, weights, lower))
+    grid = optimized.provenance.rsplit("on the grid ", 1)[1].split(" (", 1)[0]
+    out["grid"] = grid
+    out["within_1e-4"] = out["relative_difference"] <= 1e-4
+    return out
 
 
 def _search_summary(spec: RunSpec, search: dict[str, Any]) -> dict[str, Any]:

@@ -72,6 +72,7 @@ class RunSummary(TypedDict, total=False):
     pareto: bool  # whether the Pareto guard (no query noisier) was asked
     pareto_floor_percent: str  # the guard's floor on every query's drop, in %
     pareto_guard_met: bool  # the proposal keeps the guard
+    rounding: dict[str, Any] | None  # the proposal's grid and its cost: objective unrounded vs proposal
     # ---- the all-pairs confirmation of the optimized allocation
     confirmed: bool  # confirmed on all pairs
     confirm_skipped: bool  # the run skipped the confirmations (confirm=False)

@@ -52,7 +52,8 @@ from optimizer.search.calibrate import (
     calibrate_shape,
     uniform_rescale,
 )
-from optimizer.search.convex import SHAPE_DENOMINATOR, SolverWarning, zcdp_optimum
+from optimizer.search.convex import SolverWarning, zcdp_optimum
+from optimizer.search.grid import GRID_SIZES, Grid, grid_shape
 from optimizer.search.proxy import certified_ok, mpf_to_fraction, proxy_composition, proxy_delta
 from optimizer.search.study import SearchResult, StudyLockedError, config_hash, reallocate, resolve_storage, study_lock
 from optimizer.search.target import (
@@ -72,15 +73,16 @@ __all__ = [
     "C_MAX_DENOMINATOR",
     "C_STEP",
     "EPS_DIGITS",
+    "GRID_SIZES",
     "RTOL_FINAL",
     "RTOL_SEARCH",
-    "SHAPE_DENOMINATOR",
     "TOL_FINAL",
     "TOL_SEARCH",
     "WATCH_PATHS",
     "XTOL_FINAL",
     "XTOL_SEARCH",
     "Calibration",
+    "Grid",
     "SearchResult",
     "SolverWarning",
     "StudyLockedError",
@@ -89,6 +91,7 @@ __all__ = [
     "certified_ok",
     "config_hash",
     "equal_weights",
+    "grid_shape",
     "keep_watched",
     "mpf_to_fraction",
     "objective",

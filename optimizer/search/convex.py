@@ -13,14 +13,9 @@ from typing import Any
 import numpy as np
 
 from optimizer.census.allocation import Allocation
-from optimizer.search.calibrate import _apply, _note
+from optimizer.search.calibrate import _note
+from optimizer.search.grid import grid_shape
 from optimizer.search.variance import _weights
-
-#: Shapes proposed by the solvers are quantised to this common denominator (exact fractions
-#: with one denominator keep the accountant's integer lattice small: the node count grows
-#: linearly with it, so 10^5 — a 1% step on the smallest production budget, 11/10000 —
-#: keeps a proxy evaluation near 0.1 s where 10^6 took ~1 s).
-SHAPE_DENOMINATOR = 10**5
 
 
 class SolverWarning(RuntimeWarning):
@@ -39,9 +34,9 @@ def zcdp_optimum(
     """Stage 2: minimise Σ w_q/ρ_q subject to Σ ρ_q ≤ total ρ of ``alloc`` and ρ_q ≥ floor.
 
     Solved by cvxpy with Clarabel (``cp.inv_pos``); only ``OPTIMAL`` is accepted
-    (``OPTIMAL_INACCURATE`` warns, anything else raises).  The solution is quantised to exact
-    fractions with denominator ``SHAPE_DENOMINATOR`` (rounded down, at least 1/denominator)
-    so the total stays ≤ the baseline total — the same zCDP guarantee.  Closed form of the
+    (``OPTIMAL_INACCURATE`` warns, anything else raises).  The solution is put on the
+    proposal grid (:mod:`optimizer.search.grid`) at the baseline's total exactly — the same zCDP
+    guarantee.  Closed form of the
     optimum: ρ_q = R·√w_q / Σ √w.
     """
     import cvxpy as cp  # noqa: PLC0415 - 1.4 s to import; only the convex solves need it
@@ -71,16 +66,18 @@ def zcdp_optimum(
     elif prob.status != cp.OPTIMAL:
         raise RuntimeError(f"zcdp_optimum: convex solver (cvxpy/Clarabel) status {prob.status}")
     xs = np.maximum(np.asarray(x.value, dtype=float), lo)
-    xs = xs / xs.sum()
-    D = SHAPE_DENOMINATOR
-    rhos = [max(Fraction(math.floor(v * scale * D), D), Fraction(1, D)) for v in xs]
-    s = sum(rhos, Fraction(0))
-    if s > total:  # exact guard (floors keep this from happening unless the floor binds)
-        rhos = [r * total / s for r in rhos]
-    out = _apply(alloc, rhos)
-    out = Allocation(
-        out.levels, alloc.name, _note(alloc.provenance, "zCDP-optimum shape (cvxpy/Clarabel)"), alloc.run_type
+    coef = dict(zip(keys, wv))
+    floor_q = {k: Fraction(floor) for k in keys} if floor is not None else None
+    grid = grid_shape(
+        alloc,
+        dict(zip(keys, (float(v) for v in xs))),
+        floor_q,
+        total,
+        lambda rho: math.fsum(coef[k] / rho[k] for k in keys),
     )
+    out = grid.allocation
+    note = f"zCDP-optimum shape (cvxpy/Clarabel) {grid.describe()}"
+    out = Allocation(out.levels, alloc.name, _note(alloc.provenance, note), alloc.run_type)
     if return_info:
         import cvxpy  # noqa: PLC0415 - 1.4 s to import; only the convex solves need it
 

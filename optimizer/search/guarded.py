@@ -99,7 +99,7 @@ def calibrated_optimum(
             if guard is not None and not guard.holds(cal.allocation, baseline):  # c ≥ 1 makes this impossible
                 raise AssertionError("calibrated_optimum: guard broken by an upward calibration")
             return GuardedOptimum(cal.allocation, shape, cal.c, cal.delta, k)
-        # the solution is rounded to a grid (SHAPE_DENOMINATOR): a total lowered by a hair can give the
+        # the solution is rounded to a grid (optimizer.search.grid): a total lowered by a hair can give the
         # same shape, whose factor is then the same c < 1 again; lower by 100 × more each time that happens
         margin = margin * 100 if previous is not None and shape == previous else margin
         previous = shape

@@ -48,7 +48,7 @@ import numpy as np
 
 from optimizer.census.allocation import Allocation
 from optimizer.search.published_variance import published_variance_optimum, relative_published_variance
-from optimizer.search.shares import SHAPE_DENOMINATOR, InfeasibleGuard, exact_shape, solve_shares  # re-exported
+from optimizer.search.shares import InfeasibleGuard, solve_shares  # re-exported
 
 if TYPE_CHECKING:
     from optimizer.search.published_variance import FanOuts
@@ -56,12 +56,10 @@ if TYPE_CHECKING:
 __all__ = [
     "DEFAULT_OBJECTIVE",
     "OBJECTIVES",
-    "SHAPE_DENOMINATOR",
     "InfeasibleGuard",
     "Objective",
     "ParetoGuard",
     "convex_optimum",
-    "exact_shape",
     "get_objective",
     "max_variance_ratio",
     "mean_relative_variance",
@@ -148,17 +146,33 @@ class Objective:
         lower: Mapping[Key, Fraction] | None = None,
         *,
         on_inaccurate: Callable[[str], None] | None = None,
-    ) -> Allocation:
-        """The convex optimum of this objective under Σ ρ' ≤ ``total`` and ρ' ≥ ``lower`` (exact fractions).
+        unrounded: bool = False,
+    ) -> Any:
+        """The convex optimum of this objective under Σ ρ' ≤ ``total`` and ρ' ≥ ``lower`` (exact fractions
+        on the proposal grid; with ``unrounded`` the solver's float budgets ``{key: ρ'}``).
 
         Weighted sums of variances: :func:`convex_optimum` of :meth:`coefficients`; published-variance:
         :func:`optimizer.search.published_variance.published_variance_optimum`.  Not defined for minimax-relative
         (its optimum is the uniform rescale)."""
         if self.name == "published-variance":
+            fo = self.fan_outs
             return published_variance_optimum(
-                baseline, weights, total, lower, fan_outs=self.fan_outs, on_inaccurate=on_inaccurate
+                baseline, weights, total, lower, fan_outs=fo, on_inaccurate=on_inaccurate, unrounded=unrounded
             )
-        return convex_optimum(baseline, self.coefficients(baseline, weights), total, lower, on_inaccurate=on_inaccurate)
+        a = self.coefficients(baseline, weights)
+        return convex_optimum(baseline, a, total, lower, on_inaccurate=on_inaccurate, unrounded=unrounded)
+
+    def rounding(
+        self, new: Allocation, baseline: Allocation, weights: Mapping[Key, Any], lower: Mapping[Key, Fraction] | None
+    ) -> dict[str, float]:
+        """What putting ``new`` on the proposal grid cost: this objective of the unrounded convex optimum
+        at the same total ρ and under the same ``lower`` bounds (the solver's floats, evaluated exactly)
+        and of ``new``, and their relative difference (issue 35 asks ≤ 1e-4)."""
+        rho = self.optimum(baseline, weights, new.total_rho, lower, unrounded=True)
+        floats = baseline.with_rho({k: Fraction(v) for k, v in rho.items()})
+        best = float(self.value(floats, baseline, weights))
+        got = float(self.value(new, baseline, weights))
+        return {"objective_unrounded": best, "objective_proposal": got, "relative_difference": (got - best) / best}
 
     def drop_percent(self, new: Allocation, baseline: Allocation, weights: Mapping[Key, Any]) -> float:
         """100·(1 − value(new)/value(baseline)): how much the objective falls, in %."""
@@ -244,14 +258,14 @@ def convex_optimum(
     *,
     name: str | None = None,
     on_inaccurate: Callable[[str], None] | None = None,
-) -> Allocation:
+    unrounded: bool = False,
+) -> Any:
     """argmin Σ_q a_q/ρ'_q subject to Σ_q ρ'_q ≤ ``total`` and ρ'_q ≥ ℓ_q (``lower``), as exact fractions.
 
-    Solved with cvxpy/Clarabel in scaled variables x = ρ'/total; the solution is rounded to the
-    grid 1/:data:`SHAPE_DENOMINATOR` and then raised to ℓ_q where below it, so every bound holds
-    exactly; the total then exceeds ``total`` by at most the rounding (≤ n/SHAPE_DENOMINATOR of
-    a bound-active query — the caller calibrates the total with the exact accountant anyway).
-    Without bounds the optimum is ρ'_q ∝ √a_q.
+    Solved with cvxpy/Clarabel in scaled variables x = ρ'/total; the solution is put on the
+    proposal grid (:mod:`optimizer.search.grid`: level shares × query shares, so every pair's lattice
+    stays small; Σ ρ' = ``total`` exactly and every bound holds exactly), or with ``unrounded`` the
+    solver's float budgets ``{key: ρ'}``.  Without bounds the optimum is ρ'_q ∝ √a_q.
 
     Raises:
         InfeasibleGuard: Σ ℓ_q > total.
@@ -270,4 +284,7 @@ def convex_optimum(
     if not (av >= 0).all() or not av.any():
         raise ValueError("convex_optimum: coefficients must be >= 0 and not all 0")
     av = av / av.max()
-    return solve_shares(baseline, keys, lo, total, lambda x: av @ cp.inv_pos(x), "convex_optimum", name, on_inaccurate)
+    coef = {k: float(coefficients[k]) for k in keys}
+    return solve_shares(
+        baseline, keys, lo, total, lambda x: av @ cp.inv_pos(x), "convex_optimum", name, on_inaccurate, unrounded, coef
+    )

@@ -372,13 +372,14 @@ def published_variance_optimum(
     fan_outs: FanOuts | None = None,
     name: str | None = None,
     on_inaccurate: Callable[[str], None] | None = None,
-) -> Allocation:
+    unrounded: bool = False,
+) -> Any:
     """argmin of :func:`relative_published_variance` under Σ ρ' ≤ ``total`` and ρ' ≥ ``lower``, as fractions.
 
     The exact convex program of the module docstring (Σ γ_{qk}/P_{qk}(ρ'), P linear in ρ',
-    γ ≥ 0) solved with cvxpy/Clarabel in scaled variables ρ'/total, then rounded down to the
-    grid 1/:data:`optimizer.search.shares.SHAPE_DENOMINATOR` and raised to the bounds as
-    :func:`optimizer.search.objectives.convex_optimum` does (same guarantees: every bound holds exactly).
+    γ ≥ 0) solved with cvxpy/Clarabel in scaled variables ρ'/total, then put on the proposal grid
+    (:func:`optimizer.search.shares.solve_shares`; every bound holds exactly, Σ ρ' = total), or with
+    ``unrounded`` the solver's float budgets.
 
     Raises:
         optimizer.search.objectives.InfeasibleGuard: Σ lower > total.
@@ -422,7 +423,15 @@ def published_variance_optimum(
     gv = gv / gv.max()
     pm = np.array(p_rows)
     return solve_shares(
-        baseline, keys, lo, total, lambda x: gv @ cp.inv_pos(pm @ x), "published_variance_optimum", name, on_inaccurate
+        baseline,
+        keys,
+        lo,
+        total,
+        lambda x: gv @ cp.inv_pos(pm @ x),
+        "published_variance_optimum",
+        name,
+        on_inaccurate,
+        unrounded=unrounded,
     )
 
 

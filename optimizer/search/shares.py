@@ -1,15 +1,14 @@
 """Budgets as shares of a total: the convex solve and its exact rounding, shared by the objectives.
 
 :func:`solve_shares` minimises a convex objective over shares x = ρ'/total (Σ x ≤ 1, x ≥ lower
-bounds) with cvxpy/Clarabel and returns exact fractions through :func:`exact_shape` (rounded down to
-the grid 1/:data:`SHAPE_DENOMINATOR`, then raised to the bounds); :class:`InfeasibleGuard` says the
+bounds) with cvxpy/Clarabel and returns exact fractions on the proposal grid
+(:func:`optimizer.search.grid.grid_shape`); :class:`InfeasibleGuard` says the
 bounds need more than the total.  A leaf of the optimizer's objectives: :mod:`optimizer.search.objectives`
 and :mod:`optimizer.search.published_variance` both build on it (and neither on the other's internals).
 """
 
 from __future__ import annotations
 
-import math
 import warnings
 from collections.abc import Callable, Mapping, Sequence
 from fractions import Fraction
@@ -17,14 +16,12 @@ from typing import Any
 
 import numpy as np
 
-from optimizer.census.allocation import Allocation, GeolevelBudget
+from optimizer.census.allocation import Allocation
+from optimizer.search.grid import grid_shape
 
-__all__ = ["SHAPE_DENOMINATOR", "InfeasibleGuard", "exact_shape", "solve_shares"]
+__all__ = ["InfeasibleGuard", "solve_shares"]
 
 Key = tuple[str, str]
-#: denominator of the convex solution's budgets (as optimizer.search.SHAPE_DENOMINATOR: a small
-#: common denominator keeps the accountant's lattice small); bounds are then imposed exactly
-SHAPE_DENOMINATOR = 10**5
 
 
 class InfeasibleGuard(ValueError):
@@ -40,11 +37,16 @@ def solve_shares(
     who: str,
     name: str | None = None,
     on_inaccurate: Callable[[str], None] | None = None,
-) -> Allocation:
+    unrounded: bool = False,
+    coefficients: Mapping[Key, float] | None = None,
+) -> Any:
     """argmin ``objective(x)`` over shares x = ρ'/total (cvxpy/Clarabel, tolerances 1e-12) subject to
-    Σ x ≤ 1 and x ≥ ℓ/total (and > 0), as exact fractions (:func:`exact_shape`). ``who`` names
-    the caller in the error raised when the solver does not reach OPTIMAL; OPTIMAL_INACCURATE
-    calls ``on_inaccurate`` instead."""
+    Σ x ≤ 1 and x ≥ ℓ/total (and > 0), as exact fractions on the coarsest proposal grid whose
+    rounding costs at most :data:`optimizer.search.grid.ROUNDING_TOL` of ``objective``
+    (:func:`optimizer.search.grid.grid_shape`; Σ ρ' = total exactly, every bound exact), or with
+    ``unrounded`` the solver's float budgets ``{key: ρ'}``.  ``coefficients`` a_q: the objective is
+    Σ a_q/ρ'_q (else the rounding fits a local model of it).  ``who`` names the caller in the error
+    raised when the solver does not reach OPTIMAL; OPTIMAL_INACCURATE calls ``on_inaccurate`` instead."""
     import cvxpy as cp  # noqa: PLC0415 - 1.4 s to import; only the convex solves need it
 
     scale = float(total)
@@ -60,17 +62,14 @@ def solve_shares(
     elif prob.status not in (cp.OPTIMAL, cp.OPTIMAL_INACCURATE):
         raise RuntimeError(f"{who}: convex solver (cvxpy/Clarabel) status {prob.status}")
     xs = np.maximum(np.asarray(x.value, dtype=float), eps_lo)
-    return exact_shape(baseline, {k: float(v) * scale for k, v in zip(keys, xs)}, lo, name)
+    if unrounded:
+        return {k: float(v) * scale for k, v in zip(keys, xs)}
 
+    def value(rho: Mapping[Key, float]) -> float:
+        return float(objective(cp.Constant(np.array([rho[k] / scale for k in keys]))).value)
 
-def exact_shape(
-    baseline: Allocation, rho: Mapping[Key, float], lower: Mapping[Key, Fraction], name: str | None = None
-) -> Allocation:
-    """A solver's float budgets as exact fractions: rounded down to the grid 1/:data:`SHAPE_DENOMINATOR`,
-    then raised to ``lower`` (and to 1/SHAPE_DENOMINATOR) where below, so every bound holds exactly."""
-    D = SHAPE_DENOMINATOR
-    rhos = {k: max(Fraction(math.floor(v * D), D), Fraction(lower[k]), Fraction(1, D)) for k, v in rho.items()}
-    levels = tuple(
-        GeolevelBudget(lv.name, lv.queries, tuple(rhos[(lv.name, q)] for q in lv.queries)) for lv in baseline.levels
-    )
-    return Allocation(levels, name or baseline.name, baseline.provenance, baseline.run_type)
+    rho = {k: float(v) * scale for k, v in zip(keys, xs)}
+    shape = grid_shape(baseline, rho, lo, total, value, coefficients=coefficients, name=name)
+    note = shape.describe()
+    a = shape.allocation
+    return Allocation(a.levels, a.name, f"{a.provenance}; {note}" if a.provenance else note, a.run_type)

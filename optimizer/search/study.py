@@ -22,8 +22,9 @@ from typing import Any
 from accountant.decimals import outward
 from optimizer.census.allocation import Allocation
 from optimizer.environment import versions
-from optimizer.search.calibrate import XTOL_SEARCH, _apply, _calibrate_rhos, _note, calibrate_shape
-from optimizer.search.convex import SHAPE_DENOMINATOR, zcdp_optimum
+from optimizer.search.calibrate import XTOL_SEARCH, _calibrate_rhos, _note, calibrate_shape
+from optimizer.search.convex import zcdp_optimum
+from optimizer.search.grid import GRID_SIZES, grid_shape
 from optimizer.search.proxy import _full_path_rho
 from optimizer.search.target import RTOL_SEARCH, TOL_SEARCH, Target
 from optimizer.search.variance import _weights, objective
@@ -63,7 +64,7 @@ def config_hash(alloc: Allocation, target: Target, weights=None, extra: Mapping 
         "allocation": [[g, q, str(r)] for g, q, r in alloc.items()],
         "target": target.as_dict(),
         "weights": [[g, q, repr(w[(g, q)])] for g, q, _ in alloc.items()],
-        "shape_denominator": SHAPE_DENOMINATOR,
+        "shape_grid_sizes": [list(s) for s in GRID_SIZES],
         "extra": dict(extra or {}),
     }
     return hashlib.sha256(json.dumps(doc, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
@@ -117,11 +118,8 @@ def _shape_from_params(alloc: Allocation, params: Mapping[str, float]) -> Alloca
     raw = []
     for g, q, r in alloc.items():
         raw.append(float(r) * math.exp(params.get(f"g:{g}", 0.0) + params.get(f"q:{g}/{q}", 0.0)))
-    s = math.fsum(raw)
-    total = float(alloc.total_rho)
-    D = SHAPE_DENOMINATOR
-    rhos = [max(Fraction(math.floor(v / s * total * D), D), Fraction(1, D)) for v in raw]
-    return _apply(alloc, rhos)
+    keys = [(g, q) for g, q, _ in alloc.items()]
+    return grid_shape(alloc, dict(zip(keys, raw)), None, alloc.total_rho).allocation
 
 
 def _versions() -> dict[str, str]:
@@ -263,7 +261,7 @@ def _reallocate(
 
     Each trial's shape ρ_q ∝ ρ*_q·exp(a_g + b_q), a, b ∈ [−bound, bound], is centred on the
     zCDP-optimum shape ρ* of stage 2 (random shapes far from it were 100–1500× worse), is
-    quantised to exact fractions with denominator ``SHAPE_DENOMINATOR``, calibrated by stage-1
+    put on the proposal grid (:mod:`optimizer.search.grid`), calibrated by stage-1
     root-finding on the proxy so that it meets ``target`` exactly, and scored by
     :func:`objective`.  The study (``TPESampler(seed,
     multivariate=True)``, ``NopPruner``, ask/tell) is stored in ``storage`` (see
@@ -373,7 +371,7 @@ def _open_study(alloc, target, w, center, storage, scenario, seed, bound: float,
             "bound": bound,
             "seed": seed,
             "center": "zcdp-optimum",
-            "shape_denominator": SHAPE_DENOMINATOR,
+            "shape_grid_sizes": [list(s) for s in GRID_SIZES],
             **dict(study_extra or {}),
         },
     )

@@ -51,7 +51,7 @@ def test_pairs_only_the_coarse_sandwich_answers_are_watched_too(dhc):
     from accountant.composition import engine_plan
     from optimizer.census.pairs import mechanism
     from optimizer.jobs.confirm import paths_of
-    from optimizer.search.study import _apply
+    from optimizer.search.calibrate import _apply
 
     alloc, target = dhc
     fine = _apply(alloc, [Fraction(int(r * 10**5) + k % 7, 10**5) for k, (_, _, r) in enumerate(alloc.items())])
