@@ -101,7 +101,8 @@ def calibrated_optimum(
             return GuardedOptimum(cal.allocation, shape, cal.c, cal.delta, k)
         # the solution is rounded to a grid (optimizer.search.grid): a total lowered by a hair can give the
         # same shape, whose factor is then the same c < 1 again; lower by 100 × more each time that happens
-        margin = margin * 100 if previous is not None and shape == previous else margin
+        # (budgets compared, not provenance: a rounding note states the requested total)
+        margin = margin * 100 if previous is not None and shape.levels == previous.levels else margin
         previous = shape
         total = total * cal.c * (1 - margin)
         if lower is not None and sum(lower.values(), Fraction(0)) > total:

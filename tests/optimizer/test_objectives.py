@@ -133,3 +133,30 @@ def test_default_scenario_optimizes_mean_relative_variance_under_the_guard(tmp_p
     assert F(s["new_total_rho"]) > F(24811, 5000)  # more budget than today: less noise
     assert s["target"]["kind"] == "point" and s["target"]["delta"] == "1e-10"
     assert s["search_improved"] in (True, False) and "Optuna search (2 trials)" in s["search_note"]
+
+
+def test_calibrated_optimum_ends_when_rounding_leaves_the_budgets_unchanged(toy):
+    """A defect found by tests/optimizer/test_one_sweep.py: a grid-rounded shape whose *budgets* stay
+    the same while its provenance (which states the rounding cost) changes with the requested total
+    was never seen as 'the same shape', so the total was lowered by 1e-9 ten times and the run
+    stopped with 'no calibration factor ≥ 1'.  The lowering must grow as soon as the budgets repeat."""
+    from optimizer.search.calibrate import Calibration
+
+    calls: list[F] = []
+
+    def solve(total, lower):
+        calls.append(total)
+        # the total rounded *up* to 1/10^4 (as budgets held at their bounds are): unchanged by small
+        # lowerings; the provenance carries the requested total, as a rounding note does
+        k = F(-((-total * 10**4) // 1), 10**4) / toy.total_rho
+        a = toy.scaled(k)
+        return Allocation(a.levels, a.name, f"requested total {float(total)!r}", a.run_type)
+
+    def calibrate(shape, target, hint=1.0):
+        # the promise allows total ρ 0.929899
+        c = F(929899, 10**6) / shape.total_rho
+        return Calibration(c, shape.scaled(c), None, 1, 0.0)
+
+    res = calibrated_optimum(toy, None, None, F(9299, 10**4), None, solve=solve, calibrate=calibrate)
+    assert res.c >= 1 and res.allocation.total_rho == F(929899, 10**6)
+    assert len(calls) <= 6, [float(t) for t in calls]
