@@ -9,7 +9,7 @@ from optimizer.census.allocation import load_builtin
 from optimizer.census.pairs import pair_composition
 from optimizer.search import calibrate_shape, target_from_allocation
 from optimizer.search.proxy import certified_ok, mpf_to_fraction
-from optimizer.search.watch import keep_watched, watched_uppers
+from optimizer.search.watch import WATCH, keep_watched, watched_uppers
 
 
 @pytest.fixture(scope="module")
@@ -60,7 +60,7 @@ def test_pairs_only_the_coarse_sandwich_answers_are_watched_too(dhc):
     assert plan == {(6, 6): False, (13, 13): True}
     uppers = watched_uppers(fine, target, [(6, 6), (13, 13)])
     assert set(uppers) == {(6, 6), (13, 13)}
-    coarse = pair_composition(paths[6], paths[6]).delta(target.epsilon)
+    coarse = pair_composition(paths[6], paths[6]).delta(target.epsilon, tol=WATCH.absolute, rtol=WATCH.relative)
     assert not coarse.tolerance_met and uppers[(6, 6)] == mpf_to_fraction(coarse.upper)
 
 
@@ -101,3 +101,19 @@ def test_keep_watched_lowers_the_proxy_just_enough(dhc):
     assert (1 - 2 * KEEP_TOL) * dk <= uppers[(6, 6)] <= dk
     assert certified_ok(_pair_delta(cal.allocation, target, (6, 6)), target)
     assert certified_ok(cal.delta, target)  # the proxy itself is below its lowered promise
+
+
+def test_watched_bounds_are_certified_and_within_a_hundredth_of_keep_tol(dhc):
+    """The watch computes its pairs to WATCH (rtol 1e-6), not the final tolerances: each bound is
+    still a certified upper bound (≥ the final lower bound) and at most 1e-6 above the final one, so
+    the calibration against it gives up under 1 % of KEEP_TOL."""
+    from optimizer.search.watch import KEEP_TOL
+
+    alloc, target = dhc
+    pairs = [(6, 6), (6, 12), (13, 13)]
+    uppers = watched_uppers(alloc, target, pairs)
+    assert WATCH.relative <= KEEP_TOL / 100
+    for pr in pairs:
+        final = _pair_delta(alloc, target, pr)
+        lo, hi = mpf_to_fraction(final.lower), mpf_to_fraction(final.upper)
+        assert lo <= uppers[pr] <= hi * (1 + Fraction(WATCH.relative)), pr
