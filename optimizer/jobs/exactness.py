@@ -110,7 +110,8 @@ def screen_paths(
 ) -> ExactnessScreen:
     """:class:`ExactnessScreen` of the pairs i ≤ j of ``paths`` (:class:`optimizer.census.pairs.Path`),
     or only of ``pairs``: each pair's composition [M_i, M_j] is planned by
-    :func:`accountant.composition.engine_plan` (nothing integrated)."""
+    :func:`accountant.composition.engine_plan` (nothing integrated), once per distinct multiset of
+    budgets (DHC persons: 840 compositions for 946 pairs)."""
     t0 = time.perf_counter()
     by_index = {p.index: p for p in paths}
     if pairs is None:
@@ -123,8 +124,12 @@ def screen_paths(
     mechs = {i: mechanism(p) for i, p in by_index.items()}
     engines: dict[str, int] = {}
     bad = []
+    planned: dict[tuple, Any] = {}  # pairs with the same multiset of budgets have the same composition
     for i, j in todo:
-        plan = engine_plan(mechs[i] + mechs[j])
+        key = tuple(sorted((*by_index[i].rho, *by_index[j].rho)))
+        plan = planned.get(key)
+        if plan is None:
+            plan = planned[key] = engine_plan(mechs[i] + mechs[j])
         engines[plan.kind] = engines.get(plan.kind, 0) + 1
         if not plan.exact:
             bad.append(PairPlan((i, j), plan.kind, False, plan.reason, plan.planned_nodes))

@@ -654,6 +654,12 @@ def _confirm_optimized(sweep: _Sweeper, ctx: _Reallocation, log):
         # leaves the watched ones up to KEEP_TOL below the promise): solve again with them watched
         band = 2 * S.watch.KEEP_TOL
         over = _pairs_over(conf, ctx.target, [p for p in conf.deltas if p not in watch_o], band)[:WATCH_ADD]
+        if not over:  # only watched pairs failed: the same watch would fail the same way; recalibrate instead
+            failed = _pairs_text(_pairs_over(conf, ctx.target, [p for p in watch_o if p in conf.deltas]))
+            log(f"pairs {failed} are watched and still above the promise: recalibrating on all pairs")
+            why = f"watched pairs {failed} stayed above the promise"
+            conf = sweep(conf.allocation, "cache", "the optimized allocation (recalibrated)", 3, why=why)
+            break
         watch_o = watch_o + tuple(over)
         log(f"pairs {_pairs_text(over)} exceed or near the promise: re-solving with them watched")
         optimized, c_opt, ratio = resolve(conf.allocation.total_rho, ratio)

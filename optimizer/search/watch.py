@@ -95,16 +95,23 @@ def watched_uppers(
     alloc: Allocation, target: Target, watch: Sequence[Pair], *, tolerance: Tolerance = WATCH
 ) -> dict[Pair, Fraction]:
     """``{pair: certified upper bound of δ(target ε)}`` for the ``watch`` pairs of ``alloc``'s release,
-    computed to ``tolerance`` (default :data:`WATCH`; the confirmation checks them again at its own)."""
+    computed to ``tolerance`` (default :data:`WATCH`; the confirmation checks them again at its own);
+    a pair only the coarse sandwich answers gets the bound of the final tolerances, the one the
+    confirmation checks (a sandwich's width depends on the tolerance asked)."""
     paths = {p.index: p for p in paths_from_allocation(alloc, patterns_for(alloc.geolevels))}
     missing = [p for p in watch if p[0] not in paths or p[1] not in paths]
     if missing:
         raise ValueError(f"keep_watched: pairs {missing} are not pairs of this release ({len(paths)} paths)")
-    tol, rtol = tolerance.absolute, tolerance.relative
-    return {
-        (i, j): mpf_to_fraction(pair_composition(paths[i], paths[j]).delta(target.epsilon, tol=tol, rtol=rtol).upper)
-        for i, j in watch
-    }
+    out = {}
+    for i, j in watch:
+        comp = pair_composition(paths[i], paths[j])
+        d = comp.delta(target.epsilon, tol=tolerance.absolute, rtol=tolerance.relative)
+        if not d.tolerance_met:
+            # the coarse sandwich's bound depends on the tolerance asked: watch the one the
+            # confirmation will check (the final tolerances), never a different loose bound
+            d = comp.delta(target.epsilon)
+        out[(i, j)] = mpf_to_fraction(d.upper)
+    return out
 
 
 def _ratio_up(x: float) -> Fraction:

@@ -114,3 +114,23 @@ def test_screen_agrees_with_what_delta_actually_uses(what_if, builtin_screen, wh
         seen_exact |= screened_exact
         seen_coarse |= not screened_exact
     assert seen_exact and seen_coarse
+
+
+def test_the_screen_plans_each_distinct_composition_once(monkeypatch):
+    """Pairs whose two paths give the same multiset of budgets have one composition: planned once
+    (DHC persons: 946 pairs, 840 compositions), and every pair still counted with its plan."""
+    import optimizer.jobs.exactness as X
+
+    calls = []
+
+    def counting(groups):
+        calls.append(groups)
+        return engine_plan(groups)
+
+    monkeypatch.setattr(X, "engine_plan", counting)
+    alloc = load_builtin("dhc-persons")
+    screen = X.screen_pairs(alloc)
+    paths = {p.index: p for p in paths_of(alloc)}
+    distinct = {tuple(sorted((*paths[i].rho, *paths[j].rho))) for i in paths for j in paths if i <= j}
+    assert screen.n_pairs == 946 and sum(screen.engines.values()) == 946
+    assert len(calls) == len(distinct) < 946

@@ -19,8 +19,7 @@ PAIRS = [(6, 6), (10, 31), (13, 13)]  # cheap pairs ([6, 12] of the optimized al
 RAISED = (10, 31)
 
 
-@pytest.fixture()
-def few_pairs(monkeypatch):
+def _few_pairs(monkeypatch, raised):
     real = C.confirm
     calls: list[dict] = []
 
@@ -31,8 +30,8 @@ def few_pairs(monkeypatch):
         def runner(alloc, pts, pair_list):
             out = C._fresh_points(alloc, pts, pair_list)
             if raise_one:
-                b = out[RAISED][0]
-                out[RAISED] = [C._Bound(b.lower, 2 * pts[0].delta_fraction, True)]
+                b = out[raised][0]
+                out[raised] = [C._Bound(b.lower, 2 * pts[0].delta_fraction, True)]
             return out
 
         conf = real(
@@ -43,6 +42,16 @@ def few_pairs(monkeypatch):
 
     monkeypatch.setattr(C, "confirm", confirm)
     return calls
+
+
+@pytest.fixture()
+def few_pairs(monkeypatch):
+    return _few_pairs(monkeypatch, RAISED)
+
+
+@pytest.fixture()
+def watched_pair_raised(monkeypatch):
+    return _few_pairs(monkeypatch, (6, 6))  # [6, 6]: always watched (the diagonal screen's top pair)
 
 
 def test_a_failed_sweep_re_solves_with_the_failing_pairs_watched(tmp_path, few_pairs):
@@ -113,3 +122,18 @@ def test_pairs_with_the_same_composition_are_computed_once(tmp_path):
     a, b = conf.deltas[(1, 2)], conf.deltas[(13, 26)]
     assert (a.lower, a.upper) == (b.lower, b.upper)
     assert conf.deltas[(6, 6)].upper != a.upper
+
+
+def test_a_watched_pair_failing_its_sweep_is_recalibrated_not_re_solved(tmp_path, watched_pair_raised):
+    """Only watched pairs above the promise (their sweep bound above the watch's: it should not happen,
+    but a wrong assumption must not loop): re-solving with the same watch would fail the same way, so
+    the run recalibrates on all pairs and says why, instead of logging 'pairs  exceed' with no pair."""
+    spec = spec_for(scenario="dhc-persons", trials=1)
+    lines: list[str] = []
+    result = optimize(spec, tmp_path, confirm=True, workers=1, log=lines.append)
+    labels = [c["label"] for c in watched_pair_raised]
+    assert labels == ["the uniform rescale", "the optimized allocation", "the optimized allocation (recalibrated)"]
+    assert any("pairs [6, 6] are watched and still above the promise: recalibrating" in m for m in lines)
+    assert not any(m.startswith("pairs  ") for m in lines)
+    # the stand-in raises [6, 6] only in the first sweep: the recalibrated allocation's own sweep passes
+    assert watched_pair_raised[-1]["passed"] is True and result.summary["confirmed"] is True
