@@ -54,6 +54,7 @@ __all__ = [
     "ROUNDING_TOL",
     "Grid",
     "GridShape",
+    "baseline_grid",
     "flat_representation",
     "grid_shape",
     "grids_for",
@@ -97,13 +98,21 @@ MAX_BASE_LEVEL, MAX_BASE_QUERY = 10**6, 10**5
 ROUNDING_TOL = 5e-5
 
 
-def _lcm_denominators(values, cap: int) -> int:
+def _lcm_denominators(values, cap: float) -> int:
     d = 1
     for v in values:
         d = math.lcm(d, Fraction(v).denominator)
         if d > cap:
             return 1
     return d
+
+
+def baseline_grid(baseline: Allocation) -> Grid:
+    """The baseline's own grid, uncapped: the common denominator of its level totals, and of its
+    query shares — the grid on which every budget of the baseline lies exactly."""
+    d_level = _lcm_denominators((lv.total for lv in baseline.levels), math.inf)
+    d_query = _lcm_denominators((p for lv in baseline.levels for p in lv.proportions()), math.inf)
+    return Grid(d_level, d_query)
 
 
 def grids_for(baseline: Allocation, total: Fraction, sizes: Sequence[tuple[int, int]] = GRID_SIZES) -> tuple[Grid, ...]:
@@ -322,6 +331,13 @@ def grid_shape(
         best = GridShape(alloc, grid, f0, f1)
         if best.rounding_cost <= tol:
             return best
+    if best is None and grids is None:
+        # the sized grids cap the baseline's denominators (MAX_BASE_LEVEL, MAX_BASE_QUERY): with no slack
+        # above the lower bounds only the baseline's own grid may hold them (then the proposal is them)
+        own = baseline_grid(baseline)
+        alloc = on_grid(baseline, scaled, lower, total, own, coefficients, name)
+        if alloc is not None:
+            best = GridShape(alloc, own, f0, f({(g, q): float(r) for g, q, r in alloc.items()}))
     if best is None:
         raise ValueError(
             f"grid_shape: the lower bounds (total {float(sum((lower or {}).values(), Fraction(0))):.10g}) "

@@ -181,3 +181,19 @@ def test_the_default_proposal_is_exact_but_for_the_pairs_it_watches():
     loose = _loose_pairs(alloc, ((6, 6),))
     assert set(loose) == {p.pair for p in screen.not_exact}
     assert len(loose) <= 2 and screen.n_pairs == 43  # measured: [6, 33] only (786 of 946 pairs before the grid)
+
+
+def test_a_guard_with_no_slack_falls_back_to_the_baselines_own_grid():
+    """A defect the property test found: the guard at exactly the baseline's total (no slack) with query
+    shares whose common denominator (4·85·383 = 130220) exceeds MAX_BASE_QUERY fits on none of the sized
+    grids; the baseline itself is the answer, on its own (uncapped) grid, instead of a ValueError."""
+    us = GeolevelBudget("US", ("q0", "q1", "q2", "q3"), (F(1, 1000),) * 4)
+    state = GeolevelBudget("State", ("q0", "q1", "q2", "q3"), (F(1, 1000), F(1, 1000), F(1, 1000), F(41, 500)))
+    county = GeolevelBudget("County", ("q0", "q1", "q2", "q3"), (F(1, 1000), F(9, 125), F(67, 500), F(22, 125)))
+    base = Allocation((us, state, county), "random", "", None)
+    lower = {(g, q): r for g, q, r in base.items()}
+    rho = {(g, q): float(r) for g, q, r in base.items()}
+    assert all(G.on_grid(base, rho, lower, base.total_rho, grid) is None for grid in G.grids_for(base, base.total_rho))
+    shape = G.grid_shape(base, rho, lower, base.total_rho)
+    assert {(g, q): r for g, q, r in shape.allocation.items()} == lower
+    assert shape.grid.query % 130220 == 0
