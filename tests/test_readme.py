@@ -88,3 +88,17 @@ def test_where_things_are_lists_every_module():
             if f.name not in ("__init__.py", "__main__.py") and f"`{rel}`" not in section:
                 missing.append(rel)
     assert not missing, f"README 'Where things are' lacks {missing}"
+
+
+def test_documents_hold_no_control_characters():
+    """A Python string written without r"" once turned "\\rho" and "\\approx" of docs/method.md into a
+    carriage return and a bell character (rendered as "ho" and "pprox"): the documents hold none."""
+    import re
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    docs = [root / "README.md", root / "CHANGELOG.md", *sorted((root / "docs").glob("*.md"))]
+    for doc in docs:
+        text = doc.read_bytes()
+        bad = [m.start() for m in re.finditer(rb"[\x00-\x08\x0b-\x1f]", text)]
+        assert not bad, f"{doc.name}: control characters at byte offsets {bad[:5]}"
