@@ -104,7 +104,9 @@ def calibrated_optimum(
         # (budgets compared, not provenance: a rounding note states the requested total)
         margin = margin * 100 if previous is not None and shape.levels == previous.levels else margin
         previous = shape
-        total = total * cal.c * (1 - margin)
+        # from the shape's own total (floored to the grid: below the requested one), so the next request
+        # falls below it even when c is closer to 1 than the floor's gap
+        total = shape.total_rho * cal.c * (1 - margin)
         if lower is not None and sum(lower.values(), Fraction(0)) > total:
             raise InfeasibleGuard(
                 f"the guard ({guard.describe() if guard else ''}) needs total ρ {float(sum(lower.values())):.10g}, "

@@ -160,3 +160,33 @@ def test_calibrated_optimum_ends_when_rounding_leaves_the_budgets_unchanged(toy)
     res = calibrated_optimum(toy, None, None, F(9299, 10**4), None, solve=solve, calibrate=calibrate)
     assert res.c >= 1 and res.allocation.total_rho == F(929899, 10**6)
     assert len(calls) <= 6, [float(t) for t in calls]
+
+
+def test_calibrated_optimum_lowers_the_total_below_the_rounded_shapes(toy):
+    """A defect found on dhc-persons-published-variance ('no calibration factor ≥ 1 after 10 rounds'):
+    the proposal's total is floored to the grid, its budgets differ from round to round (the unrounded
+    optimum moves) but its total and so its factor c < 1 stay the same; lowering the *requested* total
+    by c·(1 − 1e-9) never crossed the grid step.  The next total must be the shape's own times c."""
+    from optimizer.search.calibrate import Calibration
+
+    calls: list[F] = []
+
+    def solve(total, lower):
+        calls.append(total)
+        floored = F(int(total * 10**4), 10**4)  # the total floored to the grid, as on_grid does
+        a = toy.scaled(floored / toy.total_rho)
+        # budgets that move a little between rounds (same total): never "the same shape"
+        wiggle = F(len(calls), 10**9)
+        us, block = a.levels
+        moved = (us.rho[0] + wiggle, us.rho[1] - wiggle, *us.rho[2:])
+        us = type(us)(us.name, us.queries, moved)
+        return Allocation((us, block), a.name, a.provenance, a.run_type)
+
+    def calibrate(shape, target, hint=1.0):
+        c = F(929899, 10**6) / shape.total_rho  # the promise allows total ρ 0.929899
+        return Calibration(c, shape.scaled(c), None, 1, 0.0)
+
+    # requested 0.92999: floored to 0.9299, above the allowed 0.929899 by less than the floor's gap
+    res = calibrated_optimum(toy, None, None, F(92999, 10**5), None, solve=solve, calibrate=calibrate)
+    assert res.c >= 1 and res.allocation.total_rho == F(929899, 10**6)
+    assert len(calls) <= 3, [float(t) for t in calls]
