@@ -14,6 +14,7 @@ Every decision is made here, from the switches of an :class:`~accountant.engine.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import math
 from collections.abc import Iterator
@@ -114,6 +115,7 @@ def _select(
                 f"no exact structure: planned nodes N = {planned:.3g}, peak-window estimate "
                 f"{kept_estimate():.3g} > direct_kept_max {cfg.direct_kept_max:.3g} and no exact split"
             )
+    estimate = math.inf
     if reason and cfg.ellipsoid_sieve:
         if planned >= 2**53:  # (the calls' N must stay below the finder's 2^57)
             reason += "; beyond the ellipsoid node finder (planned N ≥ 2^53)"
@@ -123,21 +125,37 @@ def _select(
                 return TailEngine(groups, config=cfg, node_finder="ellipsoid")
             reason += f"; ellipsoid enumeration estimate {estimate:.3g} > {cfg.ellipsoid_max_visits / 4:.3g}"
     # (whole compositions only: a part of a split that would need the sandwich abandons the split)
-    if (
-        reason
-        and coarse_ok
-        and len(groups) <= cfg.nested_max_groups
-        and cfg.nested_fallback_max_cost > cfg.nested_max_cost
-    ):
-        nested = find_nested(groups, budget=cfg.nested_fallback_max_cost, config=cfg)
-        if nested is not None:
-            return build_nested(groups, nested[1], cfg)
-        reason += f"; no nested split of cost ≤ {cfg.nested_fallback_max_cost:.3g}"
+    if reason and coarse_ok:
+        found = _whole_fallback(groups, estimate, cfg)
+        if not isinstance(found, str):
+            return found
+        reason += found
     if reason:
         if not coarse_ok:
             raise _NeedsCoarse
         return EnginePlan("coarse", False, reason, planned, kept[0] if kept else None)
     return TailEngine(groups, config=cfg)
+
+
+def _whole_fallback(groups: tuple[LatticeGroup, ...], estimate: float, cfg: EngineConfig) -> Engine | str:
+    """The exact engines a whole composition gets before the sandwich, dearer than the rules of
+    :func:`_select`: a nested split of chain cost ≤ ``cfg.nested_fallback_max_cost``, then the ellipsoid
+    node finder with ``cfg.ellipsoid_fallback_max_visits`` enumeration steps when ``estimate`` (its
+    :func:`~accountant.diophantine.enumeration_estimate`) is at most a quarter of them.  Returns the
+    engine, or what was tried, for the sandwich's reason."""
+    said = ""
+    if len(groups) <= cfg.nested_max_groups and cfg.nested_fallback_max_cost > cfg.nested_max_cost:
+        nested = find_nested(groups, budget=cfg.nested_fallback_max_cost, config=cfg)
+        if nested is not None:
+            return build_nested(groups, nested[1], cfg)
+        said += f"; no nested split of cost ≤ {cfg.nested_fallback_max_cost:.3g}"
+    visits = cfg.ellipsoid_fallback_max_visits
+    if cfg.ellipsoid_sieve and visits > cfg.ellipsoid_max_visits and estimate < math.inf:
+        if estimate <= visits / 4:
+            wide = dataclasses.replace(cfg, ellipsoid_max_visits=visits)
+            return TailEngine(groups, config=wide, node_finder="ellipsoid")
+        said += f"; ellipsoid estimate {estimate:.3g} > {visits / 4:.3g} (fallback)"
+    return said
 
 
 def make_engine(

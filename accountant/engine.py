@@ -197,6 +197,15 @@ class EngineConfig:
     #: it.  Counted on PL94 persons pairs at log threshold −95: [M3, M6]
     #: 4.7e5 candidates, 6.3e4 nodes kept; [M10, M10] 2.2e6 candidates, 1.1e5 kept.
     ellipsoid_max_visits: int = 10_000_000
+    #: a whole composition that every rule above would leave to the sandwich, whose enumeration
+    #: estimate is at most a quarter of this, is integrated by the ellipsoid finder with this many
+    #: steps (dearer, but exact); off (equal to ``ellipsoid_max_visits``) by default.  Measured at
+    #: 6e7 on the optimizer's DHC-persons favour-block proposal (issue 35; estimates 3.3e6–1.15e7):
+    #: [6, 10] 20 s, [10, 33] 9.5 s, [33, 33] 26 s, [6, 33] 69 s per exact δ (2 cores shared with a
+    #: sweep), where the sandwich misses the tolerance.  Not the default: the watched pairs of that
+    #: run then cost 159 s instead of 50 s, and its re-solved proposal landed on a rounding with 8
+    #: pairs (N = 2.8e9, estimates 1.7e7–2.1e7) beyond the fallback too.
+    ellipsoid_fallback_max_visits: int = 10_000_000
     #: the chooser takes the ellipsoid finder only when its estimated lattice points
     #: (:func:`accountant.diophantine.enumeration_estimate`, at N = 16·sd and this log
     #: threshold, that of a 1e-35 target) are at most ellipsoid_max_visits/4.  Measured: PL94

@@ -230,3 +230,45 @@ def test_lattices_beyond_the_finder_are_planned_on_the_sandwich_and_say_why():
     assert "beyond the ellipsoid node finder (planned N ≥ 2^53)" in plan.reason
     with pytest.raises(SieveTooWide):
         ellipsoid_nodes(groups, 2**58, -95.0)
+
+
+def test_a_whole_composition_past_the_ellipsoid_cap_gets_the_fallback_finder():
+    """EngineConfig.ellipsoid_fallback_max_visits (issue 35): a whole composition every other rule
+    leaves to the sandwich, with an enumeration estimate above ellipsoid_max_visits/4 but below a
+    quarter of the fallback's steps, is integrated exactly by the ellipsoid finder with the fallback's
+    steps (its tails contain the oracle's convolution); without the fallback it is the sandwich, and
+    the plan's reason says which fallbacks were tried.  The rules are narrowed by the config so that a
+    small sum takes this route."""
+    import dataclasses
+
+    from accountant.choose import make_engine, plan_engine
+    from accountant.coarse import CoarseEngine, planned_nodes
+    from accountant.diophantine import enumeration_estimate
+    from accountant.engine import DEFAULT_CONFIG
+
+    comps = [(F(7, 5), 1, 1), (F(9, 11), 1, 2), (F(4, 13), 1, 1)]
+    _, bs, _ = O.lattice(comps)
+    groups = tuple(LatticeGroup(s2, b, m) for (s2, _, m), b in zip(comps, bs))
+    est = enumeration_estimate(groups, int(planned_nodes(groups)), -95.0)
+    narrow = dataclasses.replace(
+        DEFAULT_CONFIG,
+        direct_pmf_max_span=0,  # no pmf table
+        split_chain_max_cost=0,  # no split
+        max_direct_nodes=1.0,  # "lattice too fine" for the window sieve
+        ellipsoid_max_visits=max(1, int(est)),  # estimate > visits / 4: not the usual finder
+        nested_fallback_max_cost=0.0,  # no nested fallback
+    )
+    wide = dataclasses.replace(narrow, ellipsoid_fallback_max_visits=int(8 * est) + 1000)
+    engine = make_engine(groups, config=wide)
+    assert isinstance(engine, TailEngine) and engine.config.ellipsoid_max_visits == wide.ellipsoid_fallback_max_visits
+    assert plan_engine(groups, wide).exact
+    sd = math.sqrt(sum(g.mult * float(g.sigma2) * g.b * g.b for g in groups))
+    for k in (max(1, int(0.5 * sd)), max(1, int(2.5 * sd))):
+        lo, hi = O.tail(comps, k, mass_tol=1e-40)
+        got = engine.tails([k], [1e-32])[0]
+        assert got.lower <= hi and lo <= got.upper and got.error <= 1e-30, (k, got, lo, hi)
+    off = dataclasses.replace(narrow, ellipsoid_fallback_max_visits=narrow.ellipsoid_max_visits)
+    assert isinstance(make_engine(groups, config=off), CoarseEngine)
+    small = dataclasses.replace(narrow, ellipsoid_fallback_max_visits=narrow.ellipsoid_max_visits + 1)
+    plan = plan_engine(groups, small)
+    assert plan.kind == "coarse" and "(fallback)" in plan.reason
