@@ -37,6 +37,7 @@ __all__ = [
     "Path",
     "WorstCase",
     "WorstPairVerdict",
+    "composition_key",
     "dhc_persons_paths",
     "lower_convex_envelope",
     "lower_convex_envelope_decimal",
@@ -121,6 +122,13 @@ def pairs(paths: Sequence[Path]) -> list[tuple[Path, Path]]:
     if len(set(indices)) != len(indices):
         raise ValueError(f"pairs: repeated path indices {sorted({i for i in indices if indices.count(i) > 1})}")
     return [(a, b) for n, a in enumerate(ordered) for b in ordered[n:]]
+
+
+def composition_key(rho_i: Iterable[Fraction], rho_j: Iterable[Fraction]) -> tuple[Fraction, ...]:
+    """The multiset of budgets of the pair [M_i, M_j] given its two paths' budgets: pairs with the
+    same key have the same composition, hence the same δ and the same engine (DHC persons: 946
+    pairs, 840 keys, e.g. [1, 2] and [13, 26])."""
+    return tuple(sorted((*rho_i, *rho_j)))
 
 
 def pair_composition(path_i: Path, path_j: Path, composition: Callable[[list], Any] | None = None):

@@ -29,8 +29,8 @@ from typing import Any
 from accountant.decimals import decimal_string
 from accountant.tolerance import DELTA
 from optimizer.census.allocation import Allocation
+from optimizer.census.pairs import composition_key, paths_from_allocation, worst_pair_rule
 from optimizer.census.pairs import pairs as all_pairs
-from optimizer.census.pairs import paths_from_allocation, worst_pair_rule
 from optimizer.census.spine import patterns_for
 from optimizer.jobs import runner  # called through the module: a test or a tool may wrap run_jobs
 from optimizer.jobs.exactness import screen_pairs
@@ -184,7 +184,7 @@ def _distinct_compositions(specs: list[dict]) -> tuple[list[dict], list[int]]:
     rep = []
     for spec in specs:
         key = (
-            tuple(sorted(str(r) for r in [*spec["rho_i"], *spec["rho_j"]])),
+            composition_key(map(Fraction, spec["rho_i"]), map(Fraction, spec["rho_j"])),
             str(spec["eps"]),
             spec["tol"],
             spec["rtol"],

@@ -23,7 +23,7 @@ from typing import Any
 
 from accountant.composition import engine_plan
 from optimizer.census.allocation import Allocation
-from optimizer.census.pairs import mechanism, paths_from_allocation
+from optimizer.census.pairs import composition_key, mechanism, paths_from_allocation
 from optimizer.census.pairs import pairs as all_pairs
 from optimizer.census.spine import patterns_for
 
@@ -126,7 +126,7 @@ def screen_paths(
     bad = []
     planned: dict[tuple, Any] = {}  # pairs with the same multiset of budgets have the same composition
     for i, j in todo:
-        key = tuple(sorted((*by_index[i].rho, *by_index[j].rho)))
+        key = composition_key(by_index[i].rho, by_index[j].rho)
         plan = planned.get(key)
         if plan is None:
             plan = planned[key] = engine_plan(mechs[i] + mechs[j])
