@@ -35,6 +35,7 @@ from optimizer.jobs import provenance as P
 from optimizer.jobs.confirm import _lower_fraction, _upper_fraction, confirmation_keys, paths_of
 from optimizer.jobs.exactness import screen_pairs
 from optimizer.pipeline.accounting import DELTA_RTOL, DELTA_TOL, N_TRADEOFF, Accounting, account
+from optimizer.pipeline.certifiable import CertifiableSolve
 from optimizer.pipeline.decision import decision
 from optimizer.pipeline.result import RunResult
 from optimizer.pipeline.side_effects import delta_grid_rows, weaker_points
@@ -348,11 +349,15 @@ def _release_stages(spec: RunSpec, point, out: Path, sweep: _Sweeper, *, confirm
         watch, c_u, uniform, d_u = _watch_uniform(alloc, target, c_u, log)
     zcdp = _zcdp_stage(alloc, weights, target, c_u, log)
     obj, guard = _objective_and_guard(spec, c_u)
+    # every convex optimum is moved, where it must be, so that the exact engines certify its pairs
+    solve = CertifiableSolve(
+        lambda t, lo: obj.optimum(alloc, weights, t, lo), lambda a: obj.value(a, alloc, weights), log
+    )
     # the optimized allocation is calibrated on the proxy; the confirmation stage watches its pairs
-    search = _reallocate_for(spec, obj, guard, alloc, target, c_u, uniform, d_u, weights, out, storage, log)
+    search = _reallocate_for(spec, obj, guard, alloc, target, c_u, uniform, d_u, weights, out, storage, log, solve)
     done = _Confirmed(None, None, uniform, c_u, search["allocation"], search["c"], ())
     if confirm:
-        ctx = _Reallocation(alloc, target, obj, guard, weights, search, watching)
+        ctx = _Reallocation(alloc, target, obj, guard, weights, search, watching, solve)
         done = _confirm_stage(sweep, ctx, uniform, c_u, log)
     d_opt = S.proxy_delta(done.optimized, target) if confirm else search["delta"]  # the proxy's own δ
     return _Stages(target, points, done, search, zcdp, obj, guard, c_u_proxy, d_u, d_opt, watch)
@@ -556,6 +561,7 @@ class _Reallocation:
     weights: Mapping[tuple[str, str], Fraction]
     search: dict[str, Any]
     watching: bool
+    solve: Callable[[Fraction, Any], Any]
 
 
 @dataclass
@@ -622,7 +628,7 @@ def _confirm_optimized(sweep: _Sweeper, ctx: _Reallocation, log):
                 None,
                 total,
                 ctx.guard,
-                solve=lambda tt, lo: ctx.obj.optimum(ctx.alloc, ctx.weights, tt, lo),
+                solve=ctx.solve,
             ),
             ctx.target,
             watch_o,
@@ -694,7 +700,7 @@ def _keep_guard(sweep: _Sweeper, ctx: _Reallocation, conf, conf_u, log):
         # (no proxy calibration, which would raise it back) and confirm that allocation on all pairs
         total = conf.allocation.total_rho * (1 - GUARD_MARGIN)
         log(f"the all-pairs recalibration broke the Pareto guard: re-solving at total ρ {float(total):.10g}")
-        shape = ctx.obj.optimum(alloc, ctx.weights, total, guard.lower_bounds(alloc))
+        shape = ctx.solve(total, guard.lower_bounds(alloc))
         conf = sweep(shape, "cache", "the optimized allocation (re-solved)", why="the recalibration broke the guard")
         ctx.search["note"] += f"; re-solved at the all-pairs total {conf.allocation.total_rho}"
     if guard is not None and not guard.holds(conf.allocation, alloc):
@@ -974,17 +980,10 @@ def _dec(x: Fraction, mode: str) -> str:
     return decimal_string(x, 20, mode)
 
 
-def _convex_start(spec: RunSpec, obj, guard, alloc, target, c_u: Fraction, weights, log):
-    """Stage 2: the objective's convex optimum under the guard, calibrated on the proxy pair
-    (:func:`optimizer.search.guarded.calibrated_optimum`)."""
-    start = calibrated_optimum(
-        alloc,
-        target,
-        None,
-        alloc.total_rho * c_u,
-        guard,
-        solve=lambda t, lo: obj.optimum(alloc, weights, t, lo),
-    )
+def _convex_start(spec: RunSpec, obj, guard, alloc, target, c_u: Fraction, weights, log, solve):
+    """Stage 2: the objective's convex optimum under the guard (``solve``, moved where its pairs would
+    not be exact), calibrated on the proxy pair (:func:`optimizer.search.guarded.calibrated_optimum`)."""
+    start = calibrated_optimum(alloc, target, None, alloc.total_rho * c_u, guard, solve=solve)
     log(
         f"reallocation: the convex optimum of {obj.name}"
         + (f" ({guard.describe()})" if guard else " (no guard)")
@@ -993,14 +992,16 @@ def _convex_start(spec: RunSpec, obj, guard, alloc, target, c_u: Fraction, weigh
     return start
 
 
-def _reallocate_for(spec, obj, guard, alloc, target, c_u, uniform, d_u, weights, out, storage, log) -> dict[str, Any]:
+def _reallocate_for(
+    spec, obj, guard, alloc, target, c_u, uniform, d_u, weights, out, storage, log, solve
+) -> dict[str, Any]:
     """Stages 2 and 3 for the chosen objective: the calibrated convex optimum under the guard
     (:func:`optimizer.search.guarded.calibrated_optimum`), then the Optuna search around it, kept only if
     it beats that start and meets the guard. minimax-relative: the uniform rescale (its optimum)."""
     if obj.name == "minimax-relative":
         log("objective minimax-relative: its optimum is the uniform rescale (no search needed)")
         return _no_search(uniform, c_u, d_u, "minimax-relative: the uniform rescale is the optimum; no search was run")
-    start = _convex_start(spec, obj, guard, alloc, target, c_u, weights, log)
+    start = _convex_start(spec, obj, guard, alloc, target, c_u, weights, log, solve)
     if not spec.search:
         note = (
             f"no Optuna search: {obj.name} is convex, so its calibrated convex optimum is the answer "
