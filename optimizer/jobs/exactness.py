@@ -17,8 +17,9 @@ any long work.
 from __future__ import annotations
 
 import time
+from collections import OrderedDict
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from accountant.composition import engine_plan
@@ -141,11 +142,28 @@ def screen_paths(
     return ExactnessScreen(name, len(todo), tuple(bad), engines, time.perf_counter() - t0, tuple(edge))
 
 
+#: screens remembered per (exact budgets, pairs) with the default patterns: the pipeline screens the
+#: allocation it is about to sweep, and the sweep screens the same allocation again
+SCREENS_KEPT = 8
+_SCREENS: OrderedDict[tuple[Any, ...], ExactnessScreen] = OrderedDict()
+
+
 def screen_pairs(
     alloc: Allocation, *, pairs: Iterable[tuple[int, int]] | None = None, patterns: Sequence[Any] | None = None
 ) -> ExactnessScreen:
     """:class:`ExactnessScreen` of an allocation's pairs: its paths from ``patterns`` (default
     :func:`optimizer.census.spine.patterns_for` of its geolevels, the rule of ``pairs`` and of the
-    all-pairs confirmation), all pairs i ≤ j or only ``pairs``."""
+    all-pairs confirmation), all pairs i ≤ j or only ``pairs``.  The last :data:`SCREENS_KEPT` screens
+    with the default patterns are remembered by exact budgets and pairs (a remembered one says 0 s)."""
+    wanted = None if pairs is None else tuple(sorted({(min(int(i), int(j)), max(int(i), int(j))) for i, j in pairs}))
+    key = (alloc.levels, wanted) if patterns is None else None
+    if key is not None and key in _SCREENS:
+        _SCREENS.move_to_end(key)
+        return replace(_SCREENS[key], allocation=alloc.name, seconds=0.0)
     pats = patterns_for(alloc.geolevels) if patterns is None else patterns
-    return screen_paths(paths_from_allocation(alloc, pats), pairs=pairs, name=alloc.name)
+    out = screen_paths(paths_from_allocation(alloc, pats), pairs=wanted, name=alloc.name)
+    if key is not None:
+        _SCREENS[key] = out
+        while len(_SCREENS) > SCREENS_KEPT:
+            _SCREENS.popitem(last=False)
+    return out

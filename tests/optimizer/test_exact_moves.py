@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from optimizer.census.allocation import Allocation, GeolevelBudget
 from optimizer.jobs.exactness import screen_pairs
 from optimizer.pipeline import stages as ST
-from optimizer.pipeline.certifiable import CertifiableSolve
+from optimizer.pipeline.certifiable import exact_shape
 from optimizer.search.exact_moves import exact_moves, level_unit, unit_moves
 
 
@@ -91,24 +91,116 @@ def test_no_move_beyond_the_tolerance_and_none_when_nothing_is_bad():
 
 
 def test_the_favour_block_optimum_is_moved_onto_exact_pairs():
-    """The defect, then the fix, on the shipped scenario (≈ 40 s: one full screen before, two after)."""
+    """The defect, then the fix, on the shipped scenario (≈ 40 s: one full screen before, one after)."""
     spec = ST.spec_for(scenario="dhc-persons-favour-block")
     alloc, weights = spec.allocation, spec.weights
     obj, guard = ST._objective_and_guard(spec, F(1065, 1000))
     lower = guard.lower_bounds(alloc)
-    total = alloc.total_rho * F(1065, 1000)
-    raw = obj.optimum(alloc, weights, total, lower)
+    raw = obj.optimum(alloc, weights, alloc.total_rho * F(1065, 1000), lower)
     before = screen_pairs(raw)
     assert [p.pair for p in before.not_exact] == [(6, 10)]  # the defect: one pair on the sandwich
     said: list[str] = []
-    solve = CertifiableSolve(
-        lambda t, lo: obj.optimum(alloc, weights, t, lo), lambda a: obj.value(a, alloc, weights), said.append
-    )
-    moved = solve(total, lower)
-    assert screen_pairs(moved).all_exact
+    moved, left = exact_shape(raw, [(6, 10)], lambda a: obj.value(a, alloc, weights), lower, said.append)
+    assert left == () and screen_pairs(moved).all_exact
     assert moved.total_rho == raw.total_rho and guard.holds(moved, alloc)
     cost = (obj.value(moved, alloc, weights) - obj.value(raw, alloc, weights)) / obj.value(raw, alloc, weights)
     assert 0 <= cost <= F(5, 10**5)
     assert len(said) == 1 and "so that pairs [6, 10] are exact" in said[0]
     assert "so that pairs [6, 10] are exact" in moved.provenance
-    assert solve(total, lower) is moved and len(said) == 1  # remembered, not screened again
+
+
+def test_a_remembered_screen_is_for_exactly_those_budgets():
+    """The sweep's screen of the allocation just screened is remembered; any other budgets are screened."""
+    spec = ST.spec_for(scenario="dhc-persons")
+    a = spec.allocation
+    first = screen_pairs(a, pairs=[(1, 2), (6, 6)])
+    again = screen_pairs(a, pairs=[(6, 6), (2, 1)])
+    assert again.seconds == 0.0 and again.engines == first.engines and again.n_pairs == 2
+    other = screen_pairs(a.scaled(F(11, 10)), pairs=[(1, 2), (6, 6)])
+    assert other.seconds > 0
+
+
+class _Made:
+    def __init__(self, allocation, c, shape):
+        self.allocation, self.c, self.shape = allocation, c, shape
+
+
+class _Cal:
+    def __init__(self, shape, c):
+        self.allocation, self.c = shape.scaled(c), c
+
+
+def _ctx(guard_ok: bool = True):
+    """A _Reallocation on the toy allocation, with a guard that holds or not."""
+
+    class Guard:
+        def lower_bounds(self, _):
+            return None
+
+        def holds(self, *_):
+            return guard_ok
+
+    class Obj:
+        def value(self, a, *_):
+            return _value(a)
+
+    base = _alloc([30, 30, 30], [5, 5, 5])
+    return ST._Reallocation(base, None, Obj(), Guard(), {}, {}, True, None), base
+
+
+def _stub(monkeypatch, not_exact_of, moved_to, calibrations):
+    """Screens answer from ``not_exact_of(alloc)``; exact_shape returns ``moved_to``; every calibration
+    is recorded as (shape, watch) and gives factor 2."""
+
+    class Screen:
+        def __init__(self, pairs):
+            self.not_exact = tuple(type("P", (), {"pair": p})() for p in sorted(pairs))
+
+    monkeypatch.setattr(
+        ST, "screen_pairs", lambda a, pairs=None: Screen({p for p in not_exact_of(a) if pairs is None or p in pairs})
+    )
+    monkeypatch.setattr(ST, "exact_shape", lambda shape, bad, value, lower, log: (moved_to(shape), ()))
+    monkeypatch.setattr(ST, "paths_of", lambda a: [type("Q", (), {"index": i})() for i in range(1, 5)])
+
+    def keep(make, target, watch, ratio, rounds=None):
+        cal = make(target)
+        calibrations.append((cal.allocation, tuple(watch), ratio, rounds))
+        return cal, ratio, {}
+
+    monkeypatch.setattr(ST.S, "keep_watched", keep)
+    monkeypatch.setattr(ST, "_calibrated", lambda shape, target: _Cal(shape, F(2)))
+
+
+def test_an_all_exact_optimum_is_kept_as_calibrated(monkeypatch):
+    ctx, base = _ctx()
+    calls: list = []
+    _stub(monkeypatch, lambda a: set(), lambda s: s, calls)
+    made = _Made(base.scaled(F(3, 2)), F(3, 2), base)
+    assert ctx.exact(made, ((1, 1),), F(1), print) == (made.allocation, F(3, 2))
+    assert calls == []
+
+
+def test_a_moved_shape_is_calibrated_on_the_same_watch(monkeypatch):
+    ctx, base = _ctx()
+    moved = _alloc([20, 40, 30], [5, 5, 5])
+    calls: list = []
+    _stub(monkeypatch, lambda a: set() if a.levels == moved.levels else {(1, 3), (2, 4)}, lambda s: moved, calls)
+    made = _Made(base.scaled(F(3, 2)), F(3, 2), base)
+    alloc, c = ctx.exact(made, ((1, 1), (1, 3)), F(5, 4), print)
+    assert c == 2 and alloc.levels == moved.scaled(2).levels
+    # one calibration, at the first's proxy ratio: no search for a smaller one
+    assert calls == [(moved.scaled(2), ((1, 1), (1, 3)), F(5, 4), 1)]
+
+
+def test_no_move_or_a_move_that_breaks_the_guard_keeps_the_first(monkeypatch):
+    ctx, base = _ctx()
+    made = _Made(base.scaled(F(3, 2)), F(3, 2), base)
+    calls: list = []
+    _stub(monkeypatch, lambda a: {(1, 3)}, lambda s: s, calls)  # no move helps
+    assert ctx.exact(made, ((1, 1),), F(1), print) == (made.allocation, F(3, 2)) and calls == []
+    ctx, base = _ctx(guard_ok=False)
+    moved = _alloc([20, 40, 30], [5, 5, 5])
+    _stub(monkeypatch, lambda a: set() if a.levels == moved.levels else {(1, 3)}, lambda s: moved, calls)
+    said: list[str] = []
+    assert ctx.exact(made, ((1, 1),), F(1), said.append) == (made.allocation, F(3, 2))
+    assert len(calls) == 1 and len(said) == 1 and "would break the Pareto guard" in said[0]

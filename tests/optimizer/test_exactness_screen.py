@@ -128,6 +128,7 @@ def test_the_screen_plans_each_distinct_composition_once(monkeypatch):
         return engine_plan(groups)
 
     monkeypatch.setattr(X, "engine_plan", counting)
+    monkeypatch.setattr(X, "_SCREENS", type(X._SCREENS)())  # nothing remembered from other tests
     alloc = load_builtin("dhc-persons")
     screen = X.screen_pairs(alloc)
     paths = {p.index: p for p in paths_of(alloc)}
