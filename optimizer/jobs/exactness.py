@@ -57,8 +57,6 @@ class ExactnessScreen:
         not_exact: the pairs whose planned engine is the coarse sandwich, by pair.
         engines: ``{engine kind: number of pairs}``.
         seconds: wall time of the screen.
-        edge: the pairs planned on an exact engine other than the direct trapezoid or a pmf table (a
-            split): exact, but the nearest to needing the sandwich when the budgets move.
     """
 
     allocation: str
@@ -66,7 +64,6 @@ class ExactnessScreen:
     not_exact: tuple[PairPlan, ...]
     engines: dict[str, int]
     seconds: float
-    edge: tuple[tuple[int, int], ...] = ()
 
     @property
     def all_exact(self) -> bool:
@@ -127,7 +124,7 @@ def screen_paths(
             raise ValueError(f"screen_paths: unknown pairs {missing[:5]}; paths are {min(by_index)}..{max(by_index)}")
     mechs = {i: mechanism(p) for i, p in by_index.items()}
     engines: dict[str, int] = {}
-    bad, edge = [], []
+    bad = []
     planned: dict[tuple, Any] = {}  # pairs with the same multiset of budgets have the same composition
     for i, j in todo:
         key = composition_key(by_index[i].rho, by_index[j].rho)
@@ -137,9 +134,7 @@ def screen_paths(
         engines[plan.kind] = engines.get(plan.kind, 0) + 1
         if not plan.exact:
             bad.append(PairPlan((i, j), plan.kind, False, plan.reason, plan.planned_nodes))
-        elif plan.kind not in ("trapezoid", "pmf"):
-            edge.append((i, j))
-    return ExactnessScreen(name, len(todo), tuple(bad), engines, time.perf_counter() - t0, tuple(edge))
+    return ExactnessScreen(name, len(todo), tuple(bad), engines, time.perf_counter() - t0)
 
 
 #: screens remembered per (exact budgets, pairs) with the default patterns: the pipeline screens the

@@ -11,8 +11,8 @@ every pair of what it confirms and reports any that are still not exact — this
 the sandwich, never a claim that it was avoided.
 
 It runs once, on the shape about to be swept (not on every solve of the calibration: measured on the
-default demo, screening each of the watch's re-solves made it 56 s slower, 286 s against 230 s, for the
-same outcome); when the screen finds every pair exact it costs nothing, since the sweep's own screen of
+default demo, screening each of the watch's re-solves took 286 s against 269 s once before the sweep,
+for the same outcome); when the screen finds every pair exact it costs nothing, since the sweep's own screen of
 the same allocation is remembered (:func:`optimizer.jobs.exactness.screen_pairs`).
 """
 

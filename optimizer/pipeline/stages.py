@@ -350,15 +350,11 @@ def _release_stages(spec: RunSpec, point, out: Path, sweep: _Sweeper, *, confirm
         watch, c_u, uniform, d_u = _watch_uniform(alloc, target, c_u, log)
     zcdp = _zcdp_stage(alloc, weights, target, c_u, log)
     obj, guard = _objective_and_guard(spec, c_u)
-
-    def solve(total: Fraction, lower):
-        return obj.optimum(alloc, weights, total, lower)
-
     # the optimized allocation is calibrated on the proxy; the confirmation stage watches its pairs
-    search = _reallocate_for(spec, obj, guard, alloc, target, c_u, uniform, d_u, weights, out, storage, log, solve)
+    search = _reallocate_for(spec, obj, guard, alloc, target, c_u, uniform, d_u, weights, out, storage, log)
     done = _Confirmed(None, None, uniform, c_u, search["allocation"], search["c"], ())
     if confirm:
-        ctx = _Reallocation(alloc, target, obj, guard, weights, search, watching, solve)
+        ctx = _Reallocation(alloc, target, obj, guard, weights, search, watching)
         done = _confirm_stage(sweep, ctx, uniform, c_u, log)
     d_opt = S.proxy_delta(done.optimized, target) if confirm else search["delta"]  # the proxy's own δ
     return _Stages(target, points, done, search, zcdp, obj, guard, c_u_proxy, d_u, d_opt, watch)
@@ -562,7 +558,6 @@ class _Reallocation:
     weights: Mapping[tuple[str, str], Fraction]
     search: dict[str, Any]
     watching: bool
-    solve: Callable[[Fraction, Any], Any]
 
     def exact(self, made, watch: tuple[tuple[int, int], ...], ratio: Fraction, log) -> tuple[Any, Fraction]:
         """The calibrated optimum ``made`` (a :class:`~optimizer.search.guarded.GuardedOptimum`) moved, if
@@ -660,7 +655,7 @@ def _confirm_optimized(sweep: _Sweeper, ctx: _Reallocation, log):
                 None,
                 total,
                 ctx.guard,
-                solve=ctx.solve,
+                solve=lambda tt, lo: ctx.obj.optimum(ctx.alloc, ctx.weights, tt, lo),
             ),
             ctx.target,
             watch_o,
@@ -733,7 +728,7 @@ def _keep_guard(sweep: _Sweeper, ctx: _Reallocation, conf, conf_u, log):
         # (no proxy calibration, which would raise it back) and confirm that allocation on all pairs
         total = conf.allocation.total_rho * (1 - GUARD_MARGIN)
         log(f"the all-pairs recalibration broke the Pareto guard: re-solving at total ρ {float(total):.10g}")
-        shape = ctx.solve(total, guard.lower_bounds(alloc))
+        shape = ctx.obj.optimum(alloc, ctx.weights, total, guard.lower_bounds(alloc))
         conf = sweep(shape, "cache", "the optimized allocation (re-solved)", why="the recalibration broke the guard")
         ctx.search["note"] += f"; re-solved at the all-pairs total {conf.allocation.total_rho}"
     if guard is not None and not guard.holds(conf.allocation, alloc):
@@ -1013,10 +1008,17 @@ def _dec(x: Fraction, mode: str) -> str:
     return decimal_string(x, 20, mode)
 
 
-def _convex_start(spec: RunSpec, obj, guard, alloc, target, c_u: Fraction, weights, log, solve):
-    """Stage 2: the objective's convex optimum under the guard (``solve``, moved where its pairs would
-    not be exact), calibrated on the proxy pair (:func:`optimizer.search.guarded.calibrated_optimum`)."""
-    start = calibrated_optimum(alloc, target, None, alloc.total_rho * c_u, guard, solve=solve)
+def _convex_start(spec: RunSpec, obj, guard, alloc, target, c_u: Fraction, weights, log):
+    """Stage 2: the objective's convex optimum under the guard, calibrated on the proxy pair
+    (:func:`optimizer.search.guarded.calibrated_optimum`)."""
+    start = calibrated_optimum(
+        alloc,
+        target,
+        None,
+        alloc.total_rho * c_u,
+        guard,
+        solve=lambda t, lo: obj.optimum(alloc, weights, t, lo),
+    )
     log(
         f"reallocation: the convex optimum of {obj.name}"
         + (f" ({guard.describe()})" if guard else " (no guard)")
@@ -1025,16 +1027,14 @@ def _convex_start(spec: RunSpec, obj, guard, alloc, target, c_u: Fraction, weigh
     return start
 
 
-def _reallocate_for(
-    spec, obj, guard, alloc, target, c_u, uniform, d_u, weights, out, storage, log, solve
-) -> dict[str, Any]:
+def _reallocate_for(spec, obj, guard, alloc, target, c_u, uniform, d_u, weights, out, storage, log) -> dict[str, Any]:
     """Stages 2 and 3 for the chosen objective: the calibrated convex optimum under the guard
     (:func:`optimizer.search.guarded.calibrated_optimum`), then the Optuna search around it, kept only if
     it beats that start and meets the guard. minimax-relative: the uniform rescale (its optimum)."""
     if obj.name == "minimax-relative":
         log("objective minimax-relative: its optimum is the uniform rescale (no search needed)")
         return _no_search(uniform, c_u, d_u, "minimax-relative: the uniform rescale is the optimum; no search was run")
-    start = _convex_start(spec, obj, guard, alloc, target, c_u, weights, log, solve)
+    start = _convex_start(spec, obj, guard, alloc, target, c_u, weights, log)
     if not spec.search:
         note = (
             f"no Optuna search: {obj.name} is convex, so its calibrated convex optimum is the answer "

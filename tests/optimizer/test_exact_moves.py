@@ -145,7 +145,7 @@ def _ctx(guard_ok: bool = True):
             return _value(a)
 
     base = _alloc([30, 30, 30], [5, 5, 5])
-    return ST._Reallocation(base, None, Obj(), Guard(), {}, {}, True, None), base
+    return ST._Reallocation(base, None, Obj(), Guard(), {}, {}, True), base
 
 
 def _stub(monkeypatch, not_exact_of, moved_to, calibrations):
