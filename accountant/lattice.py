@@ -33,6 +33,11 @@ class LatticeGroup:
     b: int
     mult: int
 
+    def __hash__(self) -> int:
+        # the planner's memo tables hash groups ~10⁶ times per screen of 946 pairs; a Fraction's hash
+        # takes a modular inverse each time (its integer parts do not): equal groups hash equal
+        return hash((self.sigma2.numerator, self.sigma2.denominator, self.b, self.mult))
+
 
 def sub_gaussian_variance(groups: Iterable[LatticeGroup]) -> Fraction:
     """v = Σ m·b²·σ², exactly: the sub-Gaussian variance proxy of Σ b·X (a discrete Gaussian

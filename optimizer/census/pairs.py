@@ -124,11 +124,12 @@ def pairs(paths: Sequence[Path]) -> list[tuple[Path, Path]]:
     return [(a, b) for n, a in enumerate(ordered) for b in ordered[n:]]
 
 
-def composition_key(rho_i: Iterable[Fraction], rho_j: Iterable[Fraction]) -> tuple[Fraction, ...]:
-    """The multiset of budgets of the pair [M_i, M_j] given its two paths' budgets: pairs with the
-    same key have the same composition, hence the same δ and the same engine (DHC persons: 946
-    pairs, 840 keys, e.g. [1, 2] and [13, 26])."""
-    return tuple(sorted((*rho_i, *rho_j)))
+def composition_key(rho_i: Iterable[Fraction], rho_j: Iterable[Fraction]) -> tuple[tuple[int, int], ...]:
+    """The multiset of budgets of the pair [M_i, M_j] given its two paths' budgets, as sorted (numerator,
+    denominator) pairs (integers hash and compare without the modular inverse and cross products of
+    Fractions): pairs with the same key have the same composition, hence the same δ and the same engine
+    (DHC persons: 946 pairs, 840 keys, e.g. [1, 2] and [13, 26])."""
+    return tuple(sorted((r.numerator, r.denominator) for r in (*rho_i, *rho_j)))
 
 
 def pair_composition(path_i: Path, path_j: Path, composition: Callable[[list], Any] | None = None):

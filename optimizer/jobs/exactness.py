@@ -151,12 +151,16 @@ def screen_pairs(
     all-pairs confirmation), all pairs i ≤ j or only ``pairs``.  The last :data:`SCREENS_KEPT` screens
     with the default patterns are remembered by exact budgets and pairs (a remembered one says 0 s)."""
     wanted = None if pairs is None else tuple(sorted({(min(int(i), int(j)), max(int(i), int(j))) for i, j in pairs}))
+    pats = patterns_for(alloc.geolevels) if patterns is None else patterns
+    paths = paths_from_allocation(alloc, pats)
+    if wanted is not None and len(wanted) == len(paths) * (len(paths) + 1) // 2:
+        every = tuple(sorted((a.index, b.index) for a, b in all_pairs(paths)))
+        wanted = None if wanted == every else wanted  # every pair asked by name: the same screen as none
     key = (alloc.levels, wanted) if patterns is None else None
     if key is not None and key in _SCREENS:
         _SCREENS.move_to_end(key)
         return replace(_SCREENS[key], allocation=alloc.name, seconds=0.0)
-    pats = patterns_for(alloc.geolevels) if patterns is None else patterns
-    out = screen_paths(paths_from_allocation(alloc, pats), pairs=wanted, name=alloc.name)
+    out = screen_paths(paths, pairs=wanted, name=alloc.name)
     if key is not None:
         _SCREENS[key] = out
         while len(_SCREENS) > SCREENS_KEPT:

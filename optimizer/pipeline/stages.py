@@ -36,7 +36,7 @@ from optimizer.jobs import provenance as P
 from optimizer.jobs.confirm import _lower_fraction, _upper_fraction, confirmation_keys, paths_of
 from optimizer.jobs.exactness import screen_pairs
 from optimizer.pipeline.accounting import DELTA_RTOL, DELTA_TOL, N_TRADEOFF, Accounting, account
-from optimizer.pipeline.certifiable import exact_shape
+from optimizer.pipeline.certifiable import CertifiableSolver, exact_shape
 from optimizer.pipeline.decision import decision
 from optimizer.pipeline.result import RunResult
 from optimizer.pipeline.side_effects import delta_grid_rows, weaker_points
@@ -350,11 +350,16 @@ def _release_stages(spec: RunSpec, point, out: Path, sweep: _Sweeper, *, confirm
         watch, c_u, uniform, d_u = _watch_uniform(alloc, target, c_u, log)
     zcdp = _zcdp_stage(alloc, weights, target, c_u, log)
     obj, guard = _objective_and_guard(spec, c_u)
+    # every convex solve of the run: its shapes moved onto pairs the exact engines certify (the first
+    # screened, the later ones moved alike), before any calibration weighs their pairs
+    solve = CertifiableSolver(
+        lambda t, lo: obj.optimum(alloc, weights, t, lo), lambda a: obj.value(a, alloc, weights), log
+    )
     # the optimized allocation is calibrated on the proxy; the confirmation stage watches its pairs
-    search = _reallocate_for(spec, obj, guard, alloc, target, c_u, uniform, d_u, weights, out, storage, log)
+    search = _reallocate_for(spec, obj, guard, alloc, target, c_u, uniform, d_u, solve, weights, out, storage, log)
     done = _Confirmed(None, None, uniform, c_u, search["allocation"], search["c"], ())
     if confirm:
-        ctx = _Reallocation(alloc, target, obj, guard, weights, search, watching)
+        ctx = _Reallocation(alloc, target, obj, guard, weights, search, watching, solve)
         done = _confirm_stage(sweep, ctx, uniform, c_u, log)
     d_opt = S.proxy_delta(done.optimized, target) if confirm else search["delta"]  # the proxy's own δ
     return _Stages(target, points, done, search, zcdp, obj, guard, c_u_proxy, d_u, d_opt, watch)
@@ -558,6 +563,7 @@ class _Reallocation:
     weights: Mapping[tuple[str, str], Fraction]
     search: dict[str, Any]
     watching: bool
+    solve: Callable[[Fraction, Mapping[tuple[str, str], Fraction] | None], Any]
 
     def exact(self, made, watch: tuple[tuple[int, int], ...], ratio: Fraction, log) -> tuple[Any, Fraction]:
         """The calibrated optimum ``made`` (a :class:`~optimizer.search.guarded.GuardedOptimum`) moved, if
@@ -571,7 +577,7 @@ class _Reallocation:
         if not bad:
             return optimized, c
         lower = self.guard.lower_bounds(self.alloc) if self.guard is not None else None
-        moved, _ = exact_shape(shape, bad, lambda a: self.obj.value(a, self.alloc, self.weights), lower, log)
+        moved = exact_shape(shape, bad, lambda a: self.obj.value(a, self.alloc, self.weights), lower, log).allocation
         if moved is shape:
             return optimized, c
         # at the proxy δ the first was calibrated at (one step, no search for a smaller ratio): the move
@@ -655,7 +661,7 @@ def _confirm_optimized(sweep: _Sweeper, ctx: _Reallocation, log):
                 None,
                 total,
                 ctx.guard,
-                solve=lambda tt, lo: ctx.obj.optimum(ctx.alloc, ctx.weights, tt, lo),
+                solve=ctx.solve,
             ),
             ctx.target,
             watch_o,
@@ -688,7 +694,9 @@ def _confirm_optimized(sweep: _Sweeper, ctx: _Reallocation, log):
         # leaves the watched ones up to KEEP_TOL below the promise): solve again with them watched
         band = 2 * S.watch.KEEP_TOL
         over = _pairs_over(conf, ctx.target, [p for p in conf.deltas if p not in watch_o], band)[:WATCH_ADD]
-        if not over:  # only watched pairs failed: the same watch would fail the same way; recalibrate instead
+        if not over or set(_pairs_over(conf, ctx.target, list(conf.deltas))) <= set(watch_o):
+            # only watched pairs failed (unwatched ones at most near the promise, as every pair is when the
+            # calibration lands within KEEP_TOL of it): the same watch would fail the same way; recalibrate
             failed = _pairs_text(_pairs_over(conf, ctx.target, [p for p in watch_o if p in conf.deltas]))
             log(f"pairs {failed} are watched and still above the promise: recalibrating on all pairs")
             why = f"watched pairs {failed} stayed above the promise"
@@ -1008,17 +1016,11 @@ def _dec(x: Fraction, mode: str) -> str:
     return decimal_string(x, 20, mode)
 
 
-def _convex_start(spec: RunSpec, obj, guard, alloc, target, c_u: Fraction, weights, log):
-    """Stage 2: the objective's convex optimum under the guard, calibrated on the proxy pair
+def _convex_start(obj, guard, alloc, target, c_u: Fraction, solve, weights, log):
+    """Stage 2: the objective's convex optimum under the guard (``solve``: its shapes moved onto exact
+    pairs, :class:`~optimizer.pipeline.certifiable.CertifiableSolver`), calibrated on the proxy pair
     (:func:`optimizer.search.guarded.calibrated_optimum`)."""
-    start = calibrated_optimum(
-        alloc,
-        target,
-        None,
-        alloc.total_rho * c_u,
-        guard,
-        solve=lambda t, lo: obj.optimum(alloc, weights, t, lo),
-    )
+    start = calibrated_optimum(alloc, target, None, alloc.total_rho * c_u, guard, solve=solve)
     log(
         f"reallocation: the convex optimum of {obj.name}"
         + (f" ({guard.describe()})" if guard else " (no guard)")
@@ -1027,14 +1029,16 @@ def _convex_start(spec: RunSpec, obj, guard, alloc, target, c_u: Fraction, weigh
     return start
 
 
-def _reallocate_for(spec, obj, guard, alloc, target, c_u, uniform, d_u, weights, out, storage, log) -> dict[str, Any]:
+def _reallocate_for(
+    spec, obj, guard, alloc, target, c_u, uniform, d_u, solve, weights, out, storage, log
+) -> dict[str, Any]:
     """Stages 2 and 3 for the chosen objective: the calibrated convex optimum under the guard
     (:func:`optimizer.search.guarded.calibrated_optimum`), then the Optuna search around it, kept only if
     it beats that start and meets the guard. minimax-relative: the uniform rescale (its optimum)."""
     if obj.name == "minimax-relative":
         log("objective minimax-relative: its optimum is the uniform rescale (no search needed)")
         return _no_search(uniform, c_u, d_u, "minimax-relative: the uniform rescale is the optimum; no search was run")
-    start = _convex_start(spec, obj, guard, alloc, target, c_u, weights, log)
+    start = _convex_start(obj, guard, alloc, target, c_u, solve, weights, log)
     if not spec.search:
         note = (
             f"no Optuna search: {obj.name} is convex, so its calibrated convex optimum is the answer "

@@ -27,7 +27,7 @@ from fractions import Fraction
 
 from optimizer.census.allocation import Allocation, GeolevelBudget
 
-__all__ = ["MOVE_TOL", "MOVE_TRIES", "Moved", "exact_moves", "level_unit", "unit_moves"]
+__all__ = ["MOVE_TOL", "MOVE_TRIES", "Moved", "apply_move", "exact_moves", "level_unit", "unit_moves"]
 
 Key = tuple[str, str]
 Pair = tuple[int, int]
@@ -87,20 +87,33 @@ def unit_moves(shape: Allocation, lower: Mapping[Key, Fraction] | None = None) -
     each query keeping its share of its level; only moves that keep every budget ≥ ``lower``:
     ``[(from level, to level, allocation)]``."""
     unit = Fraction(1, level_unit(shape))
-    lo = lower or {}
     out = []
     for a in shape.levels:
-        shrunk = _level_total(a, a.total - unit)
-        if shrunk is None or any(r < lo.get((a.name, q), 0) for q, r in zip(shrunk.queries, shrunk.rho)):
-            continue
         for b in shape.levels:
-            if b.name == a.name:
-                continue
-            grown = _level_total(b, b.total + unit)
-            assert grown is not None
-            levels = tuple(shrunk if lv.name == a.name else grown if lv.name == b.name else lv for lv in shape.levels)
-            out.append((a.name, b.name, Allocation(levels, shape.name, shape.provenance, shape.run_type)))
+            moved = None if b.name == a.name else apply_move(shape, (a.name, b.name, unit), lower)
+            if moved is not None:
+                out.append((a.name, b.name, moved))
     return out
+
+
+def apply_move(
+    shape: Allocation, move: tuple[str, str, Fraction], lower: Mapping[Key, Fraction] | None = None
+) -> Allocation | None:
+    """``shape`` with ``unit`` of total ρ moved from geolevel ``src`` to ``dst`` (``move = (src, dst, unit)``),
+    each query keeping its share of its level; ``None`` when ``src`` has no more than ``unit``, a budget
+    would fall below ``lower``, or a level is not in ``shape``.  The provenance is kept."""
+    src, dst, unit = move
+    by_name = {lv.name: lv for lv in shape.levels}
+    if src not in by_name or dst not in by_name or src == dst:
+        return None
+    shrunk = _level_total(by_name[src], by_name[src].total - unit)
+    lo = lower or {}
+    if shrunk is None or any(r < lo.get((src, q), 0) for q, r in zip(shrunk.queries, shrunk.rho)):
+        return None
+    grown = _level_total(by_name[dst], by_name[dst].total + unit)
+    assert grown is not None
+    levels = tuple(shrunk if lv.name == src else grown if lv.name == dst else lv for lv in shape.levels)
+    return Allocation(levels, shape.name, shape.provenance, shape.run_type)
 
 
 def _level_total(level: GeolevelBudget, total: Fraction) -> GeolevelBudget | None:

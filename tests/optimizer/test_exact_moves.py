@@ -2,8 +2,9 @@
 level-total unit between geolevels, onto budgets every screened pair of which is exact.
 
 Shown first as the defect (the favour-block scenario's convex optimum at the uniform rescale's total has
-pair [6, 10] planned on the coarse sandwich), then fixed by :class:`CertifiableSolve`; the move itself is
-checked on invariants (total, query shares and grid kept, bounds respected, cheapest first, tolerance).
+pair [6, 10] planned on the coarse sandwich), then fixed by :func:`exact_shape`; the move itself is
+checked on invariants (total, query shares and grid kept, bounds respected, cheapest first, tolerance), and
+:class:`CertifiableSolver` moves every later solve of a run alike, screening only the first.
 """
 
 from __future__ import annotations
@@ -16,9 +17,10 @@ from hypothesis import strategies as st
 
 from optimizer.census.allocation import Allocation, GeolevelBudget
 from optimizer.jobs.exactness import screen_pairs
+from optimizer.pipeline import certifiable as CE
 from optimizer.pipeline import stages as ST
-from optimizer.pipeline.certifiable import exact_shape
-from optimizer.search.exact_moves import exact_moves, level_unit, unit_moves
+from optimizer.pipeline.certifiable import CertifiableSolver, ExactShape, exact_shape
+from optimizer.search.exact_moves import apply_move, exact_moves, level_unit, unit_moves
 
 
 def _alloc(totals, shares) -> Allocation:
@@ -100,8 +102,10 @@ def test_the_favour_block_optimum_is_moved_onto_exact_pairs():
     before = screen_pairs(raw)
     assert [p.pair for p in before.not_exact] == [(6, 10)]  # the defect: one pair on the sandwich
     said: list[str] = []
-    moved, left = exact_shape(raw, [(6, 10)], lambda a: obj.value(a, alloc, weights), lower, said.append)
-    assert left == () and screen_pairs(moved).all_exact
+    made = exact_shape(raw, [(6, 10)], lambda a: obj.value(a, alloc, weights), lower, said.append)
+    moved = made.allocation
+    assert made.remaining == () and screen_pairs(moved).all_exact
+    assert len(made.moves) == 1 and made.moves[0][0] == "US" and made.moves[0][2] == F(1, 10**4)
     assert moved.total_rho == raw.total_rho and guard.holds(moved, alloc)
     cost = (obj.value(moved, alloc, weights) - obj.value(raw, alloc, weights)) / obj.value(raw, alloc, weights)
     assert 0 <= cost <= F(5, 10**5)
@@ -118,6 +122,17 @@ def test_a_remembered_screen_is_for_exactly_those_budgets():
     assert again.seconds == 0.0 and again.engines == first.engines and again.n_pairs == 2
     other = screen_pairs(a.scaled(F(11, 10)), pairs=[(1, 2), (6, 6)])
     assert other.seconds > 0
+
+
+def test_the_sweep_finds_the_screen_the_pipeline_made_before_it():
+    """The pipeline screens the allocation it is about to sweep (no pairs named: all of them); the sweep
+    names every pair (its pair list).  The demo's log showed the second screen at 17 s, not remembered."""
+    from optimizer.jobs.confirm import _pair_list
+
+    a = ST.spec_for(scenario="dhc-persons").allocation.scaled(F(7, 6))
+    first = screen_pairs(a)
+    again = screen_pairs(a, pairs=_pair_list(a, None))
+    assert first.seconds > 0 and again.seconds == 0.0 and again.n_pairs == first.n_pairs == 946
 
 
 class _Made:
@@ -145,7 +160,7 @@ def _ctx(guard_ok: bool = True):
             return _value(a)
 
     base = _alloc([30, 30, 30], [5, 5, 5])
-    return ST._Reallocation(base, None, Obj(), Guard(), {}, {}, True), base
+    return ST._Reallocation(base, None, Obj(), Guard(), {}, {}, True, None), base
 
 
 def _stub(monkeypatch, not_exact_of, moved_to, calibrations):
@@ -159,7 +174,7 @@ def _stub(monkeypatch, not_exact_of, moved_to, calibrations):
     monkeypatch.setattr(
         ST, "screen_pairs", lambda a, pairs=None: Screen({p for p in not_exact_of(a) if pairs is None or p in pairs})
     )
-    monkeypatch.setattr(ST, "exact_shape", lambda shape, bad, value, lower, log: (moved_to(shape), ()))
+    monkeypatch.setattr(ST, "exact_shape", lambda shape, bad, value, lower, log: ExactShape(moved_to(shape), ()))
     monkeypatch.setattr(ST, "paths_of", lambda a: [type("Q", (), {"index": i})() for i in range(1, 5)])
 
     def keep(make, target, watch, ratio, rounds=None):
@@ -204,3 +219,87 @@ def test_no_move_or_a_move_that_breaks_the_guard_keeps_the_first(monkeypatch):
     said: list[str] = []
     assert ctx.exact(made, ((1, 1),), F(1), said.append) == (made.allocation, F(3, 2))
     assert len(calls) == 1 and len(said) == 1 and "would break the Pareto guard" in said[0]
+
+
+def test_a_move_applies_to_another_shape_as_unit_moves_makes_it():
+    a = _alloc([30, 31, 29], [5, 4, 6])
+    lower = {(lv.name, q): r * F(96, 100) for lv in a.levels for q, r in zip(lv.queries, lv.rho)}
+    for src, dst, b in unit_moves(a, lower):
+        assert apply_move(a, (src, dst, F(1, level_unit(a))), lower) == b
+    assert apply_move(a, ("L0", "L9", F(1, 100)), lower) is None  # no such level
+    assert apply_move(a, ("L0", "L1", F(30, 100)), None) is None  # nothing left to give
+    assert apply_move(a, ("L0", "L1", F(2, 100)), lower) is None  # below L0's bounds (30 → 28 < 30·0.96)
+
+
+def test_the_solver_screens_its_first_shape_on_all_pairs_and_later_ones_on_their_rows(monkeypatch):
+    """A run's first convex optimum is screened on every pair and moved; the watch's re-solves (other
+    totals) are screened on the rows of the pairs found not exact, and each is moved on its own."""
+    asked: list = []
+
+    class Screen:
+        def __init__(self, alloc, pairs=None):
+            asked.append(None if pairs is None else frozenset(pairs))
+            odd = (alloc.levels[1].total * 100) % 2 == 1  # a stand-in: pair (1, 2) exact when L1 is even
+            bad = [(1, 2)] if odd else []
+            self.not_exact = tuple(type("P", (), {"pair": p})() for p in bad if pairs is None or p in pairs)
+
+    monkeypatch.setattr(CE, "screen_pairs", Screen)
+    monkeypatch.setattr(CE, "paths_of", lambda a: [type("Q", (), {"index": i})() for i in (1, 2, 3)])
+    shapes = {
+        F(1): _alloc([30, 31, 29], [5, 5, 5]),
+        F(2): _alloc([29, 31, 29], [5, 5, 5]),
+        F(3): _alloc([30, 30, 29], [5, 5, 5]),
+    }
+    said: list[str] = []
+    solver = CertifiableSolver(lambda t, lo: shapes[t], _value, said.append)
+    first = solver(F(1), None)
+    assert asked[0] is None and solver.rows == {1, 2}
+    assert (first.levels[1].total * 100) % 2 == 0 and "so that pairs [1, 2] are exact" in first.provenance
+    rows = frozenset({(1, 1), (1, 2), (1, 3), (2, 2), (2, 3)})
+    del asked[:]
+    again = solver(F(2), None)  # another total, L1 odd again: screened on the rows, moved on its own
+    assert asked[0] == rows and (again.levels[1].total * 100) % 2 == 0
+    assert again.total_rho == shapes[F(2)].total_rho and "so that pairs [1, 2] are exact" in again.provenance
+    del asked[:]
+    assert solver(F(3), None) is shapes[F(3)] and asked == [rows]  # exact on its rows: kept as solved
+    assert len(said) == len(set(said))  # each message once
+
+
+def test_the_solver_leaves_an_all_exact_first_shape_and_its_re_solves_alone(monkeypatch):
+    calls: list = []
+
+    def screen(alloc, pairs=None):
+        calls.append(pairs)
+        return type("S", (), {"not_exact": ()})()
+
+    monkeypatch.setattr(CE, "screen_pairs", screen)
+    shapes = {F(1): _alloc([30, 30, 30], [5, 5, 5]), F(2): _alloc([60, 60, 60], [5, 5, 5])}
+    solver = CertifiableSolver(lambda t, lo: shapes[t], _value, print)
+    assert solver(F(1), None) is shapes[F(1)] and solver.rows == frozenset()
+    assert solver(F(2), None) is shapes[F(2)] and calls == [None]  # no rows to watch: one screen in all
+
+
+def test_a_shape_no_move_fixes_is_solved_one_grid_unit_lower(monkeypatch):
+    """No single move makes the stand-in pair exact (all cost more than the tolerance); the optimum one
+    level unit (1/100) of total lower is exact: that one is proposed, and its provenance says so."""
+
+    class Screen:
+        def __init__(self, alloc, pairs=None):
+            odd = (alloc.total_rho * 100) % 2 == 0  # a stand-in: pair (1, 2) exact when the total is odd
+            self.not_exact = tuple(type("P", (), {"pair": p})() for p in ([(1, 2)] if odd else []))
+
+    monkeypatch.setattr(CE, "screen_pairs", Screen)
+    monkeypatch.setattr(CE, "paths_of", lambda a: [type("Q", (), {"index": i})() for i in (1, 2)])
+    asked: list = []
+
+    def solve(total, lower):
+        asked.append(total)
+        return _alloc({90: [31, 30, 29], 89: [31, 29, 29]}[int(total * 100)], [5, 5, 5])
+
+    said: list[str] = []
+    solver = CertifiableSolver(solve, _value, said.append)
+    got = solver(F(90, 100), None)
+    assert asked == [F(90, 100), F(89, 100)] and got.total_rho == F(89, 100)
+    assert "solved at total ρ 1/100 lower, where pairs [1, 2] are exact" in got.provenance
+    assert said[-1] == "exact proposals: solved at total ρ 1/100 lower, where pairs [1, 2] are exact"
+    assert solver.rows == {1, 2}

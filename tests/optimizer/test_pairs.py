@@ -16,6 +16,7 @@ from optimizer.census.allocation import load_builtin
 from optimizer.census.pairs import (
     MAIN_PAIR,
     Path,
+    composition_key,
     dhc_persons_paths,
     lower_convex_envelope,
     mechanism,
@@ -237,3 +238,20 @@ def test_decimal_envelope_equals_the_fraction_hull(seed, n_curves, n_points):
     frac = lambda s: F(Decimal(s))  # noqa: E731
     exact = lower_convex_envelope([[(frac(x), frac(y)) for x, y in c] for c in curves])
     assert lower_convex_envelope_decimal(curves) == exact
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    a=st.lists(st.fractions(min_value=F(1, 1000), max_value=F(10)), min_size=1, max_size=6),
+    b=st.lists(st.fractions(min_value=F(1, 1000), max_value=F(10)), min_size=1, max_size=6),
+    data=st.data(),
+)
+def test_composition_keys_are_equal_exactly_for_equal_multisets_of_budgets(a, b, data):
+    """Pairs share a confirmation job and a screen exactly when their budgets are the same multiset."""
+    shuffled = data.draw(st.permutations(a + b))
+    cut = data.draw(st.integers(0, len(shuffled)))
+    assert composition_key(a, b) == composition_key(shuffled[:cut], shuffled[cut:])
+    assert composition_key(a, b) == composition_key([F(2 * r.numerator, 2 * r.denominator) for r in b], a)
+    other = data.draw(st.fractions(min_value=F(1, 1000), max_value=F(10)))
+    assert (composition_key(a, b) == composition_key([*a[1:], other], b)) == (other == a[0])
+    assert composition_key(a, b) != composition_key(a, [*b, b[0]])  # multiplicity counts
