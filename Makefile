@@ -32,9 +32,11 @@ lint: $(STAMP)
 	$(VENV)/bin/ruff format --check $(PACKAGES) tests
 	$(VENV)/bin/mypy
 
-# lint first, then the tests and the doctests of every package (the slow checks are left out)
+# lint first, then the tests and the doctests of every package (the slow checks are left out), in
+# TEST_WORKERS processes (pytest-xdist; a file's tests stay in one process) and the 25 slowest named
+TEST_WORKERS ?= 2
 test: $(STAMP) browser lint
-	$(PY) -m pytest -q -rs tests $(PACKAGES)
+	$(PY) -m pytest -q -rs -n $(TEST_WORKERS) --dist loadfile --durations=25 tests $(PACKAGES)
 
 # everything, the slow checks included (all 946 pairs, full benchmarks)
 test-slow: $(STAMP)
