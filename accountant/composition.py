@@ -696,8 +696,16 @@ class Composition:
         return self.delta_curve([eps], tol, rtol)[0]
 
     @serialized
-    def epsilon(self, delta, tol: float = EPSILON_RELATIVE, delta_tol: float = DEFAULT_TOL) -> EpsilonResult:
+    def epsilon(
+        self, delta, tol: float = EPSILON_RELATIVE, delta_tol: float = DEFAULT_TOL, *, near=None
+    ) -> EpsilonResult:
         """Smallest ε (to within ``tol``·max(1, ε)) with certified δ(ε) ≤ ``delta``.
+
+        ``near`` = (a, b), 0 < a < b, optionally: two ε the caller believes bracket the answer (e.g. from
+        a δ curve it has computed).  Both are checked in one engine batch; when δ(a) is certainly above
+        ``delta`` and δ(b) certainly not, the search starts from [a, b] instead of bracketing from the
+        Gaussian-DP guess (three or more δ evaluations fewer); otherwise it is ignored.  The answer is
+        the same either way: the hint is never trusted, only checked.
 
         Returned on the safe side: ``result.value`` certainly satisfies δ(value) ≤ delta, and
         ``result.lower`` (when not ``None``) certainly violates it; ``result.tolerance_met``
@@ -715,7 +723,7 @@ class Composition:
             raise ValueError(f"epsilon: tol must be a finite number > 0, got {tol!r}")
         # the search's own arithmetic runs at a precision set here (not the caller's global one)
         with mpmath.workdps(max(30, int(-math.log10(tol)) + 15)):
-            return self._epsilon(target, delta, tol, delta_tol)
+            return self._epsilon(target, delta, tol, delta_tol, near)
 
     def _gdp_guess(self, log_target: float, delta) -> mpmath.mpf:
         """The ε where the Gaussian-DP surrogate's log δ equals ``log_target`` (bisection in
@@ -744,7 +752,7 @@ class Composition:
             d = self.delta(e, tol=t, rtol=r)
         return d
 
-    def _epsilon(self, target: Fraction, delta, tol: float, delta_tol: float) -> EpsilonResult:
+    def _epsilon(self, target: Fraction, delta, tol: float, delta_tol: float, near=None) -> EpsilonResult:
         tgt_lo, tgt_hi = _frac_bounds(target)  # tgt_lo ≤ δ_target ≤ tgt_hi
 
         def dlt(e):
@@ -756,13 +764,17 @@ class Composition:
         def above(d: Certified) -> bool:  # δ > target, certainly
             return bool(d.lower > tgt_hi)
 
-        d0 = dlt(0)
-        if below(d0):  # ε(δ) = 0
-            return EpsilonResult(value=mpmath.mpf(0), lower=None, delta_at_value=d0, tol=tol)
-        guess = self._gdp_guess(float(mpmath.log(tgt_lo)), delta)
-        lo, d_lo, hi, d_hi = _bracket(guess, d0, dlt, below, above)
-        if not below(d_hi):
-            raise ArithmeticError(f"epsilon: could not certify delta <= {delta}")
+        hinted = self._hinted_bracket(near, delta_tol, below, above)
+        if hinted is not None:
+            lo, d_lo, hi, d_hi = hinted
+        else:
+            d0 = dlt(0)
+            if below(d0):  # ε(δ) = 0
+                return EpsilonResult(value=mpmath.mpf(0), lower=None, delta_at_value=d0, tol=tol)
+            guess = self._gdp_guess(float(mpmath.log(tgt_lo)), delta)
+            lo, d_lo, hi, d_hi = _bracket(guess, d0, dlt, below, above)
+            if not below(d_hi):
+                raise ArithmeticError(f"epsilon: could not certify delta <= {delta}")
         lo_ok = above(d_lo)  # else lo = 0 and δ(0) is not certainly above the target
 
         def logd(d: Certified):
@@ -821,6 +833,18 @@ class Composition:
                     straddled = True
                     a_u, b_l = max(a_u, x), min(b_l, x)
         return EpsilonResult(value=hi, lower=lo if lo_ok else None, delta_at_value=d_hi, tol=tol)
+
+    def _hinted_bracket(self, near, delta_tol: float, below, above):
+        """``(a, δ(a), b, δ(b))`` when the caller's ``near`` = (a, b) certainly brackets the target (δ(a)
+        above it, δ(b) not), from one engine batch; else ``None``."""
+        if near is None:
+            return None
+        # the bracket ends are the binary numbers δ is computed at (a rounded hint is still a checked one)
+        a, b = (_mpf(f.numerator) / f.denominator for f in (_parse_exact(x, "near") for x in near))
+        if not (0 < a < b):
+            raise ValueError(f"epsilon: near must be two ε with 0 < a < b, got {near!r}")
+        d_a, d_b = self._delta_curve([a, b], delta_tol, DEFAULT_RTOL)[0]
+        return (a, d_a, b, d_b) if above(d_a) and below(d_b) else None
 
     def _probe(self, xs, try_cell: bool, target_bounds, delta_tol: float, lo, hi):
         """Certified δ at the search's probes ``xs`` (one engine batch) and, with ``try_cell``, the

@@ -20,6 +20,7 @@ naming the field and the value, before any accounting.
 
 from __future__ import annotations
 
+import itertools
 import math
 import threading
 import time
@@ -303,6 +304,17 @@ _CACHE: OrderedDict[tuple[Any, ...], Live] = OrderedDict()
 _LOCK = threading.Lock()
 
 
+def _bracket_hint(eps: Sequence[Fraction], deltas: Sequence[Any], delta: Fraction) -> tuple[Fraction, Fraction] | None:
+    """Two neighbouring ε of a computed δ curve between which δ crosses ``delta`` (certified δ above it
+    at the first, not above it at the second), or ``None``: a hint for :meth:`accountant.Composition.epsilon`,
+    which checks it."""
+    ordered = sorted(zip(eps, deltas, strict=True), key=lambda t: t[0])
+    for (a, da), (b, db) in itertools.pairwise(ordered):
+        if 0 < a < b and mpf_to_fraction(da.lower) > delta >= mpf_to_fraction(db.upper):
+            return a, b
+    return None
+
+
 def _live(scenario: Scenario, baseline: Allocation, setting: Setting, page: PagePromise) -> Live:
     new = setting.allocation(baseline)
     t0 = time.perf_counter()
@@ -318,13 +330,11 @@ def _live(scenario: Scenario, baseline: Allocation, setting: Setting, page: Page
     head = max(range(len(points)), key=lambda i: uppers[i] / points[i].delta_fraction)
     if page.kind == "curve":
         grid, exact = eps_p, list(at_points)
-    e = comp.epsilon(points[head].delta, tol=EPS_RTOL)
+    # the curve just computed brackets the safe ε most of the time: the search starts there (checked)
+    e = comp.epsilon(points[head].delta, tol=EPS_RTOL, near=_bracket_hint(grid, exact, points[head].delta_fraction))
+    rho0 = baseline.total_rho
     curve = [
-        {
-            "eps": float(x),
-            "claim": float(zcdp_claim_delta(baseline.total_rho, x, page.conversion)),
-            "exact": float(y.upper),
-        }
+        {"eps": float(x), "claim": float(zcdp_claim_delta(rho0, x, page.conversion)), "exact": float(y.upper)}
         for x, y in zip(grid, exact, strict=True)
     ]
     seconds = time.perf_counter() - t0

@@ -231,3 +231,24 @@ def test_explore_refuses_a_bad_port_or_scenario_in_one_line(capsys):
     assert main(["explore", "--scenario", "nosuch", "--port", "0"]) == 2
     err = capsys.readouterr().err.strip()
     assert err.count("\n") == 0 and "nosuch" in err
+
+
+def test_the_live_epsilon_is_the_accountants_own_search(dhc):
+    """The live ε starts from the bracket its δ curve gives (a hint the accountant checks): it equals the
+    unhinted search's safe ε to the digits shown, and that bracket holds it."""
+    from accountant.decimals import decimal_string
+    from explorer.model import _bracket_hint
+    from optimizer.search import proxy_composition
+    from optimizer.search.proxy import mpf_to_fraction
+
+    sc, alloc = dhc
+    setting = Setting((("County", Fraction(6, 5)), ("US", Fraction(4, 5))), ())
+    res = live(sc, alloc, setting)
+    promise = target_from_allocation(alloc, delta="1e-10", conversion="bun-steinke")
+    comp = proxy_composition(setting.allocation(alloc))
+    plain = comp.epsilon("1e-10", tol=1e-12)
+    assert res.epsilon_safe == decimal_string(mpf_to_fraction(plain.value), 12, "up", notation="auto")
+    grid = [Fraction(promise.epsilon) * Fraction(5 + k, 10) for k in range(11)]
+    hint = _bracket_hint(grid, comp.delta_curve(grid, tol=1e-35, rtol=1e-12), Fraction(1, 10**10))
+    assert hint is not None and hint[0] < mpf_to_fraction(plain.value) <= hint[1]
+    assert _bracket_hint(grid[:1], comp.delta_curve(grid[:1]), Fraction(1, 10**10)) is None

@@ -9,6 +9,7 @@ from __future__ import annotations
 from fractions import Fraction as F
 
 import mpmath
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -56,3 +57,49 @@ def test_the_search_ends_in_the_roots_cell_with_a_bracket_of_tail_precision(monk
         target = mpmath.mpf(1) / 10**10
         assert d.upper <= target and d.lower > target * (1 - mpmath.mpf(10) ** -18)  # tight: nothing left
         assert d_lower.lower > target
+
+
+@settings(max_examples=15, deadline=None)
+@given(
+    s1=_sigma2,
+    s2=_sigma2,
+    log10_delta=st.integers(min_value=-30, max_value=-2),
+    a=st.floats(min_value=0.05, max_value=2.0),
+    width=st.floats(min_value=1e-6, max_value=3.0),
+)
+def test_a_bracket_hint_is_checked_never_trusted(s1, s2, log10_delta, a, width):
+    """ε(δ) with a caller's bracket hint ``near`` — right or wrong — keeps the promise and breaks it
+    exactly as the brute force says, like the search without a hint (the same value when the hint is
+    ignored or the closed form ends both)."""
+    comp = Composition([DiscreteGaussian(s1), DiscreteGaussian(s2)])
+    plain = comp.epsilon(f"1e{log10_delta}")
+    hinted = comp.epsilon(f"1e{log10_delta}", near=(a, a + width))
+    with mpmath.workdps(80):
+        target = mpmath.mpf(10) ** log10_delta
+    with mpmath.workdps(60):
+        assert delta_direct([(s1, 1), (s2, 1)], hinted.value) <= target
+        if hinted.lower is not None:
+            assert delta_direct([(s1, 1), (s2, 1)], hinted.lower) > target
+    assert hinted.tolerance_met and hinted.value - (hinted.lower or 0) <= 1e-12 * max(1, hinted.value)
+    assert (plain.lower is None) == (hinted.lower is None)
+
+
+def test_a_good_bracket_hint_saves_engine_batches():
+    """From a bracket the caller already knows (the explorer's δ curve), the search needs fewer δ batches."""
+    comp = Composition([DiscreteGaussian(F(3, 2))] * 3 + [DiscreteGaussian(F(7, 3))])
+    calls: list = []
+    real = comp._delta_curve
+
+    def counted(*a, **k):
+        calls.append(a[0])
+        return real(*a, **k)
+
+    comp._delta_curve = counted  # type: ignore[method-assign]
+    plain = comp.epsilon("1e-10")
+    n_plain = len(calls)
+    del calls[:]
+    v = float(plain.value)
+    hinted = comp.epsilon("1e-10", near=(0.95 * v, 1.05 * v))
+    assert hinted.value == plain.value and len(calls) < n_plain
+    with pytest.raises(ValueError, match="near"):
+        comp.epsilon("1e-10", near=(v, 0.5 * v))
