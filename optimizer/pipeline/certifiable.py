@@ -32,7 +32,7 @@ from typing import Any
 from optimizer.census.allocation import Allocation
 from optimizer.jobs.confirm import paths_of
 from optimizer.jobs.exactness import screen_pairs
-from optimizer.search.exact_moves import MOVE_TOL, exact_moves, level_unit
+from optimizer.search.exact_moves import MOVE_TOL, exact_moves, level_unit, pairs_text
 
 __all__ = ["LOWER_TRIES", "MAX_MOVES", "CertifiableSolver", "ExactShape", "exact_shape"]
 
@@ -151,7 +151,8 @@ class CertifiableSolver:
                 other, [p.pair for p in screen_pairs(other, pairs=rows).not_exact], self._value, lower, self._say
             )
             if not tried.remaining:
-                said = f"solved at total ρ {k}/{unit.denominator} lower, where pairs {_text(made.remaining)} are exact"
+                fixed = pairs_text(made.remaining)
+                said = f"solved at total ρ {k}/{unit.denominator} lower, where pairs {fixed} are exact"
                 self._say(f"exact proposals: {said}")
                 note = f"{tried.allocation.provenance}; {said}"
                 made = ExactShape(
@@ -163,7 +164,3 @@ class CertifiableSolver:
     @staticmethod
     def _indices(shape: Allocation) -> list[int]:
         return [p.index for p in paths_of(shape)]
-
-
-def _text(pairs: Collection[Pair]) -> str:
-    return ", ".join(f"[{i}, {j}]" for i, j in sorted(pairs))

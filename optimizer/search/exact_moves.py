@@ -27,7 +27,7 @@ from fractions import Fraction
 
 from optimizer.census.allocation import Allocation, GeolevelBudget
 
-__all__ = ["MOVE_TOL", "MOVE_TRIES", "Moved", "apply_move", "exact_moves", "level_unit", "unit_moves"]
+__all__ = ["MOVE_TOL", "MOVE_TRIES", "Moved", "apply_move", "exact_moves", "level_unit", "pairs_text", "unit_moves"]
 
 Key = tuple[str, str]
 Pair = tuple[int, int]
@@ -63,18 +63,25 @@ class Moved:
         """One line for the log and the proposal's provenance."""
         if self.move is None:
             return (
-                f"no single move of a level-total unit between geolevels made pairs {_pairs(self.remaining)} exact "
+                f"no single move of a level-total unit between geolevels made pairs {pairs_text(self.remaining)} exact "
                 f"({self.tried} moves screened)"
             )
         src, dst, unit = self.move
         return (
-            f"moved {unit} of total ρ from {src} to {dst} so that pairs {_pairs(self.fixed)} are exact "
+            f"moved {unit} of total ρ from {src} to {dst} so that pairs {pairs_text(self.fixed)} are exact "
             f"(objective +{self.cost:.2e} relative; {self.tried} moves screened)"
         )
 
 
-def _pairs(pairs: Collection[Pair]) -> str:
-    return ", ".join(f"[{i}, {j}]" for i, j in sorted(pairs)) or "none"
+#: pairs named in a log line or provenance note; more are counted
+NAMED = 8
+
+
+def pairs_text(pairs: Collection[Pair], named: int = NAMED) -> str:
+    """``[i, j], …`` of the first ``named`` pairs in order, then how many there are ("none" for none)."""
+    ps = sorted(pairs)
+    text = ", ".join(f"[{i}, {j}]" for i, j in ps[:named])
+    return (f"{text}, … ({len(ps)} pairs)" if len(ps) > named else text) or "none"
 
 
 def level_unit(shape: Allocation) -> int:

@@ -303,3 +303,11 @@ def test_a_shape_no_move_fixes_is_solved_one_grid_unit_lower(monkeypatch):
     assert "solved at total ρ 1/100 lower, where pairs [1, 2] are exact" in got.provenance
     assert said[-1] == "exact proposals: solved at total ρ 1/100 lower, where pairs [1, 2] are exact"
     assert solver.rows == {1, 2}
+
+
+def test_long_lists_of_pairs_are_counted_not_spelled_out():
+    from optimizer.search.exact_moves import pairs_text
+
+    assert pairs_text([(2, 3), (1, 1)]) == "[1, 1], [2, 3]" and pairs_text([]) == "none"
+    many = [(1, j) for j in range(1, 31)]
+    assert pairs_text(many) == ", ".join(f"[1, {j}]" for j in range(1, 9)) + ", … (30 pairs)"
