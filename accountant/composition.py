@@ -764,8 +764,7 @@ class Composition:
         def above(d: Certified) -> bool:  # δ > target, certainly
             return bool(d.lower > tgt_hi)
 
-        hinted = self._hinted_bracket(near, delta_tol, below, above)
-        if hinted is not None:
+        if (hinted := self._hinted_bracket(near, delta_tol, below, above)) is not None:
             lo, d_lo, hi, d_hi = hinted
         else:
             d0 = dlt(0)
