@@ -311,3 +311,23 @@ def test_long_lists_of_pairs_are_counted_not_spelled_out():
     assert pairs_text([(2, 3), (1, 1)]) == "[1, 1], [2, 3]" and pairs_text([]) == "none"
     many = [(1, j) for j in range(1, 31)]
     assert pairs_text(many) == ", ".join(f"[1, {j}]" for j in range(1, 9)) + ", … (30 pairs)"
+
+
+def test_the_solver_gives_up_after_a_first_shape_nothing_makes_exact(monkeypatch):
+    """No move and no lower total fixes the first shape: the watch's re-solves are left as solved (each
+    attempt would cost screens for nothing); the sweep screens what it confirms."""
+    asked: list = []
+
+    class Screen:
+        def __init__(self, alloc, pairs=None):
+            asked.append(pairs)
+            self.not_exact = (type("P", (), {"pair": (1, 2)})(),)  # never exact
+
+    monkeypatch.setattr(CE, "screen_pairs", Screen)
+    monkeypatch.setattr(CE, "paths_of", lambda a: [type("Q", (), {"index": i})() for i in (1, 2)])
+    shapes = {k: _alloc([31, 30, 30 - k], [5, 5, 5]) for k in range(5)}
+    solver = CertifiableSolver(lambda t, lo: shapes[90 - int(t * 100)], _value, print)
+    first = solver(F(90, 100), None)
+    assert solver.gave_up and first.levels == shapes[0].levels
+    n = len(asked)
+    assert solver(F(89, 100), None) is shapes[1] and len(asked) == n  # no screen for a re-solve
