@@ -37,6 +37,7 @@ __all__ = [
     "coarse_engine",
     "make_engine",
     "plan_engine",
+    "plan_exactness",
     "split_chain_cost",
     "split_search_cost",
 ]
@@ -54,7 +55,8 @@ class EnginePlan:
     """What :func:`make_engine` would build for a lattice sum, found without building the coarse
     sandwich and without integrating (:func:`plan_engine`).
 
-    ``kind`` is the engine kind (``"pmf"``, ``"split"``, ``"trapezoid"``, ``"coarse"``); ``exact``
+    ``kind`` is the engine kind (``"pmf"``, ``"split"``, ``"trapezoid"``, ``"coarse"``; ``"exact"`` from
+    :func:`plan_exactness`: one of the exact ones, not decided); ``exact``
     is False only for the coarse sandwich, whose width does not reach the usual tolerances, and
     ``reason`` then says why it was chosen (empty for exact engines).  ``planned_nodes`` is the
     direct trapezoid's node count N = 16·(sub-Gaussian sd); ``kept_estimate`` its window-sieve
@@ -68,10 +70,15 @@ class EnginePlan:
 
 
 def _select(
-    groups: tuple[LatticeGroup, ...], budget: float | None, coarse_ok: bool, config: EngineConfig
+    groups: tuple[LatticeGroup, ...],
+    budget: float | None,
+    coarse_ok: bool,
+    config: EngineConfig,
+    known_kept: int | None = None,
 ) -> Engine | EnginePlan:
     """The engine choice of :func:`make_engine`: an exact engine (built), or an
-    :class:`EnginePlan` of kind ``"coarse"`` when the sum needs the sandwich (not built)."""
+    :class:`EnginePlan` of kind ``"coarse"`` when the sum needs the sandwich (not built).
+    ``known_kept``: the window-sieve estimate when the caller has it."""
     cfg = config
     if budget is None:
         budget = cfg.split_chain_max_cost
@@ -90,7 +97,7 @@ def _select(
             ):
                 return engine
     planned = planned_nodes(groups)
-    kept: list[int] = []
+    kept: list[int] = [] if known_kept is None else [known_kept]
 
     def kept_estimate() -> int:
         if not kept:
@@ -193,6 +200,40 @@ def plan_engine(groups: tuple[LatticeGroup, ...], config: EngineConfig = DEFAULT
     if isinstance(choice, EnginePlan):
         return choice
     return EnginePlan(choice.name, True, "", planned_nodes(groups), None)
+
+
+def plan_exactness(groups: tuple[LatticeGroup, ...], config: EngineConfig = DEFAULT_CONFIG) -> EnginePlan:
+    """Whether :func:`make_engine` answers ``groups`` exactly — :func:`plan_engine`'s verdict, without
+    telling the exact engines apart when the direct trapezoid is within reach.
+
+    The direct rule is taken by :func:`_select` whenever no split or nested split is (both exact too), and
+    it is exact when its planned node count N is at most ``config.max_direct_nodes`` and N ≤ 2·
+    ``config.direct_kept_max`` or the window-sieve estimate is at most ``config.direct_kept_max``.  Then
+    the kind is ``"exact"`` (a pmf table, a split, a nested split or the trapezoid: not decided), and
+    the nested planner's search — two thirds of a screen's time on an optimized DHC-persons allocation —
+    is skipped; likewise beyond the sieve when the ellipsoid node finder's enumeration estimate is
+    within its budget (:func:`_select` takes it there unless a split is cheaper).  Otherwise this is
+    :func:`plan_engine`'s decision (kind, and the reason when it is the sandwich)."""
+    cfg = config
+    if len(groups) <= cfg.pmf_max_groups and pmf_span(groups) <= cfg.direct_pmf_max_span:
+        return EnginePlan(PmfEngine.name, True, "", planned_nodes(groups))
+    planned = planned_nodes(groups)
+    kept = None
+    if planned <= cfg.max_direct_nodes:
+        if planned <= 2 * cfg.direct_kept_max:
+            return EnginePlan("exact", True, "", planned)
+        kept = direct_kept_estimate(groups)
+        if kept <= cfg.direct_kept_max:
+            return EnginePlan("exact", True, "", planned, kept)
+        # beyond the window sieve: the ellipsoid node finder answers exactly when its enumeration is small
+        if cfg.ellipsoid_sieve and planned < 2**53:
+            estimate = enumeration_estimate(groups, int(planned), cfg.ellipsoid_plan_log_threshold)
+            if estimate <= cfg.ellipsoid_max_visits / 4:
+                return EnginePlan("exact", True, "", planned, kept)
+    choice = _select(tuple(groups), None, True, cfg, kept)
+    if isinstance(choice, EnginePlan):
+        return choice
+    return EnginePlan(choice.name, True, "", planned, kept)
 
 
 def coarse_engine(groups, kept_target: float | None = None, *, config: EngineConfig = DEFAULT_CONFIG) -> CoarseEngine:

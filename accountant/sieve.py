@@ -63,6 +63,30 @@ def sieve_nodes(components: list[SieveComponent], n_nodes: int, max_kept: int = 
     Returns:
         Sorted ``int64`` array of node indices (all of [0, N/2] when nothing sieves).
     """
+    found = _sieve_windows(components, n_nodes, max_kept)
+    if found is None:
+        return np.zeros(0, dtype=np.int64)
+    first_j, sizes, total = found
+    half = int(n_nodes) // 2
+    starts = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64)
+    nodes = np.repeat(first_j, sizes) + (np.arange(total, dtype=np.int64) - np.repeat(starts, sizes))
+    # windows come out sorted and disjoint (intersections of sorted disjoint intervals with
+    # sorted disjoint windows); fall back to a sort/unique only if that ever fails
+    if len(nodes) > 1 and not bool(np.all(nodes[1:] > nodes[:-1])):
+        nodes = np.unique(nodes)
+    return nodes[(nodes >= 0) & (nodes <= half)]
+
+
+def sieve_count(components: list[SieveComponent], n_nodes: int, max_kept: int = 20_000_000) -> int:
+    """``len(sieve_nodes(components, n_nodes, max_kept))`` without listing the nodes (planning: the
+    windows' sizes summed; they are disjoint and inside [0, N/2])."""
+    found = _sieve_windows(components, n_nodes, max_kept)
+    return 0 if found is None else found[2]
+
+
+def _sieve_windows(components: list[SieveComponent], n_nodes: int, max_kept: int):
+    """The kept windows of :func:`sieve_nodes`: ``(first node, node count, total)`` per window, or
+    ``None`` when no node is kept."""
     N = int(n_nodes)
     half = N // 2
     usable = [c for c in components if c.halfwidth / math.pi <= MAX_COVERAGE]
@@ -108,19 +132,13 @@ def sieve_nodes(components: list[SieveComponent], n_nodes: int, max_kept: int = 
         if not len(lo):
             break
     if not len(lo):
-        return np.zeros(0, dtype=np.int64)
+        return None
     first_j, last_j = np.ceil(lo).astype(np.int64), np.floor(hi).astype(np.int64)
-    sizes = last_j - first_j + 1
+    sizes = np.maximum(last_j - first_j + 1, 0)
     total = int(sizes.sum())
     if total > max_kept:
         raise SieveTooWide(f"sieve keeps {total} nodes (> max_kept={max_kept}); composition too wide for the sieve")
-    starts = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64)
-    nodes = np.repeat(first_j, sizes) + (np.arange(total, dtype=np.int64) - np.repeat(starts, sizes))
-    # windows come out sorted and disjoint (intersections of sorted disjoint intervals with
-    # sorted disjoint windows); fall back to a sort/unique only if that ever fails
-    if len(nodes) > 1 and not bool(np.all(nodes[1:] > nodes[:-1])):
-        nodes = np.unique(nodes)
-    return nodes[(nodes >= 0) & (nodes <= half)]
+    return first_j, sizes, total
 
 
 def _windows_exact(lo, hi, N: int, b: int, h: float, spacing: float, max_windows: int):
@@ -243,6 +261,6 @@ def direct_kept_estimate(groups, log_threshold: float = -95.0) -> int:
         if hw is not None:
             comps.append(SieveComponent(g.b, hw))
     try:
-        return len(sieve_nodes(comps, max(64, int(16 * sd)), max_kept=2_000_000))
+        return sieve_count(comps, max(64, int(16 * sd)), max_kept=2_000_000)
     except SieveTooWide:
         return 10**9

@@ -172,7 +172,9 @@ def _stub(monkeypatch, not_exact_of, moved_to, calibrations):
             self.not_exact = tuple(type("P", (), {"pair": p})() for p in sorted(pairs))
 
     monkeypatch.setattr(
-        ST, "screen_pairs", lambda a, pairs=None: Screen({p for p in not_exact_of(a) if pairs is None or p in pairs})
+        ST,
+        "screen_pairs",
+        lambda a, pairs=None, kinds=True: Screen({p for p in not_exact_of(a) if pairs is None or p in pairs}),
     )
     monkeypatch.setattr(ST, "exact_shape", lambda shape, bad, value, lower, log: ExactShape(moved_to(shape), ()))
     monkeypatch.setattr(ST, "paths_of", lambda a: [type("Q", (), {"index": i})() for i in range(1, 5)])
@@ -237,7 +239,7 @@ def test_the_solver_screens_its_first_shape_on_all_pairs_and_later_ones_on_their
     asked: list = []
 
     class Screen:
-        def __init__(self, alloc, pairs=None):
+        def __init__(self, alloc, pairs=None, kinds=True):
             asked.append(None if pairs is None else frozenset(pairs))
             odd = (alloc.levels[1].total * 100) % 2 == 1  # a stand-in: pair (1, 2) exact when L1 is even
             bad = [(1, 2)] if odd else []
@@ -268,7 +270,7 @@ def test_the_solver_screens_its_first_shape_on_all_pairs_and_later_ones_on_their
 def test_the_solver_leaves_an_all_exact_first_shape_and_its_re_solves_alone(monkeypatch):
     calls: list = []
 
-    def screen(alloc, pairs=None):
+    def screen(alloc, pairs=None, kinds=True):
         calls.append(pairs)
         return type("S", (), {"not_exact": ()})()
 
@@ -284,7 +286,7 @@ def test_a_shape_no_move_fixes_is_solved_one_grid_unit_lower(monkeypatch):
     level unit (1/100) of total lower is exact: that one is proposed, and its provenance says so."""
 
     class Screen:
-        def __init__(self, alloc, pairs=None):
+        def __init__(self, alloc, pairs=None, kinds=True):
             odd = (alloc.total_rho * 100) % 2 == 0  # a stand-in: pair (1, 2) exact when the total is odd
             self.not_exact = tuple(type("P", (), {"pair": p})() for p in ([(1, 2)] if odd else []))
 
@@ -319,7 +321,7 @@ def test_the_solver_gives_up_after_a_first_shape_nothing_makes_exact(monkeypatch
     asked: list = []
 
     class Screen:
-        def __init__(self, alloc, pairs=None):
+        def __init__(self, alloc, pairs=None, kinds=True):
             asked.append(pairs)
             self.not_exact = (type("P", (), {"pair": (1, 2)})(),)  # never exact
 

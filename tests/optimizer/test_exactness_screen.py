@@ -123,9 +123,9 @@ def test_the_screen_plans_each_distinct_composition_once(monkeypatch):
 
     calls = []
 
-    def counting(groups):
+    def counting(groups, **kw):
         calls.append(groups)
-        return engine_plan(groups)
+        return engine_plan(groups, **kw)
 
     monkeypatch.setattr(X, "engine_plan", counting)
     monkeypatch.setattr(X, "_SCREENS", type(X._SCREENS)())  # nothing remembered from other tests
@@ -135,3 +135,19 @@ def test_the_screen_plans_each_distinct_composition_once(monkeypatch):
     distinct = {tuple(sorted((*paths[i].rho, *paths[j].rho))) for i in paths for j in paths if i <= j}
     assert screen.n_pairs == 946 and sum(screen.engines.values()) == 946
     assert len(calls) == len(distinct) < 946
+
+
+def test_the_screen_without_kinds_has_the_same_verdicts(what_if):
+    """screen_pairs(kinds=False) (the optimizer's screens: accountant.choose.plan_exactness) names the same
+    non-exact pairs with the same reasons as the full plan, on a mix of exact and sandwich pairs."""
+    import optimizer.jobs.exactness as X
+
+    base = load_builtin("dhc-persons")
+    unit = 2 * 10**4
+    mixed = base.with_rho({(g, q): Fraction(round(r * unit) + n % 3, unit) for n, (g, q, r) in enumerate(base.items())})
+    for alloc in (mixed, what_if):
+        pairs = [(i, j) for i in (1, 6, 13, 24, 33) for j in range(i, 44, 5)]
+        full = X.screen_paths(paths_of(alloc), pairs=pairs)
+        fast = X.screen_paths(paths_of(alloc), pairs=pairs, kinds=False)
+        assert fast.not_exact == full.not_exact and fast.n_pairs == full.n_pairs
+        assert set(fast.engines) <= set(full.engines) | {"exact"}
