@@ -222,9 +222,9 @@ def plan_exactness(groups: tuple[LatticeGroup, ...], config: EngineConfig = DEFA
     if planned <= cfg.max_direct_nodes:
         if planned <= 2 * cfg.direct_kept_max:
             return EnginePlan("exact", True, "", planned)
-        kept = direct_kept_estimate(groups)
-        if kept <= cfg.direct_kept_max:
-            return EnginePlan("exact", True, "", planned, kept)
+        kept = direct_kept_estimate(groups, stop_at=int(cfg.direct_kept_max))
+        if kept <= cfg.direct_kept_max:  # (then only an upper bound of the estimate: not reported)
+            return EnginePlan("exact", True, "", planned)
         # beyond the window sieve: the ellipsoid node finder answers exactly when its enumeration is small
         if cfg.ellipsoid_sieve and planned < 2**53:
             estimate = enumeration_estimate(groups, int(planned), cfg.ellipsoid_plan_log_threshold)

@@ -77,16 +77,30 @@ def sieve_nodes(components: list[SieveComponent], n_nodes: int, max_kept: int = 
     return nodes[(nodes >= 0) & (nodes <= half)]
 
 
-def sieve_count(components: list[SieveComponent], n_nodes: int, max_kept: int = 20_000_000) -> int:
+def sieve_count(
+    components: list[SieveComponent], n_nodes: int, max_kept: int = 20_000_000, *, stop_at: int | None = None
+) -> int:
     """``len(sieve_nodes(components, n_nodes, max_kept))`` without listing the nodes (planning: the
-    windows' sizes summed; they are disjoint and inside [0, N/2])."""
-    found = _sieve_windows(components, n_nodes, max_kept)
+    windows' sizes summed; they are disjoint and inside [0, N/2]).
+
+    ``stop_at``: the sieve stops as soon as the nodes left in its windows are at most ``stop_at`` and
+    returns that number — an upper bound of the count, since each component only intersects the windows
+    (a planner asking "at most T?" gets the same answer, without sieving the remaining components).
+    The exact count whenever it is above ``stop_at``."""
+    found = _sieve_windows(components, n_nodes, max_kept, stop_at)
     return 0 if found is None else found[2]
 
 
-def _sieve_windows(components: list[SieveComponent], n_nodes: int, max_kept: int):
+def _window_sizes(lo: np.ndarray, hi: np.ndarray):
+    first_j, last_j = np.ceil(lo).astype(np.int64), np.floor(hi).astype(np.int64)
+    sizes = np.maximum(last_j - first_j + 1, 0)
+    return first_j, sizes, int(sizes.sum())
+
+
+def _sieve_windows(components: list[SieveComponent], n_nodes: int, max_kept: int, stop_at: int | None = None):
     """The kept windows of :func:`sieve_nodes`: ``(first node, node count, total)`` per window, or
-    ``None`` when no node is kept."""
+    ``None`` when no node is kept; with ``stop_at`` those of the first sieving stage that leaves at
+    most ``stop_at`` nodes (see :func:`sieve_count`)."""
     N = int(n_nodes)
     half = N // 2
     usable = [c for c in components if c.halfwidth / math.pi <= MAX_COVERAGE]
@@ -95,6 +109,8 @@ def _sieve_windows(components: list[SieveComponent], n_nodes: int, max_kept: int
     lo, hi = np.array([0.0]), np.array([float(half)])
     max_windows = max_kept // 4
     for comp in usable:
+        if stop_at is not None and (found := _window_sizes(lo, hi))[2] <= stop_at:
+            return found
         b = comp.b
         spacing = N / b  # peak spacing in node units
         h = comp.halfwidth * N / (2.0 * math.pi * b)  # half-width in node units
@@ -133,9 +149,7 @@ def _sieve_windows(components: list[SieveComponent], n_nodes: int, max_kept: int
             break
     if not len(lo):
         return None
-    first_j, last_j = np.ceil(lo).astype(np.int64), np.floor(hi).astype(np.int64)
-    sizes = np.maximum(last_j - first_j + 1, 0)
-    total = int(sizes.sum())
+    first_j, sizes, total = _window_sizes(lo, hi)
     if total > max_kept:
         raise SieveTooWide(f"sieve keeps {total} nodes (> max_kept={max_kept}); composition too wide for the sieve")
     return first_j, sizes, total
@@ -247,12 +261,13 @@ def product_filter(nodes: np.ndarray, n_nodes: int, groups, log_threshold: float
     return (nodes, total) if return_totals else nodes
 
 
-def direct_kept_estimate(groups, log_threshold: float = -95.0) -> int:
+def direct_kept_estimate(groups, log_threshold: float = -95.0, *, stop_at: int | None = None) -> int:
     """Planning only: window-sieve node count of the direct trapezoid at a typical threshold.
 
     Uses N = 16·(sub-Gaussian standard deviation) nodes and the pruning threshold of a 1e-35
     target; the count measures how many peak clusters the integrand has, which — not N —
-    drives the cost of :class:`accountant.quadrature.TailEngine`.
+    drives the cost of :class:`accountant.quadrature.TailEngine`.  ``stop_at``: as in
+    :func:`sieve_count` (an upper bound when at most ``stop_at``, else the count).
     """
     sd = sub_gaussian_sd(groups)
     comps = []
@@ -261,6 +276,6 @@ def direct_kept_estimate(groups, log_threshold: float = -95.0) -> int:
         if hw is not None:
             comps.append(SieveComponent(g.b, hw))
     try:
-        return sieve_count(comps, max(64, int(16 * sd)), max_kept=2_000_000)
+        return sieve_count(comps, max(64, int(16 * sd)), max_kept=2_000_000, stop_at=stop_at)
     except SieveTooWide:
         return 10**9

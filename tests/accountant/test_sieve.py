@@ -58,4 +58,10 @@ def test_sieve_refuses_too_many_windows_before_building_them():
 def test_sieve_count_is_the_number_of_kept_nodes(comps, n_nodes):
     """The planner's count (accountant.sieve.sieve_count: windows summed, nothing listed) is
     len(sieve_nodes) — the same decisions are taken from it as from the list."""
-    assert sieve_count(comps, n_nodes) == len(sieve_nodes(comps, n_nodes))
+    n = len(sieve_nodes(comps, n_nodes))
+    assert sieve_count(comps, n_nodes) == n
+    # stopped early: "at most T?" answered as by the full count, and the count itself when above T
+    for t in (0, n // 2, n, n + 1, n_nodes):
+        bound = sieve_count(comps, n_nodes, stop_at=t)
+        assert (bound <= t) == (n <= t)
+        assert bound == n if bound > t else n <= bound
