@@ -23,6 +23,12 @@ def toy_per_geolevel(tmp_path_factory):
     return d, res.summary["decision"]
 
 
+#: the toy per-geolevel run behind both tests takes ~190 s (one calibration per geolevel on proposals whose
+#: fine lattices cost seconds per δ): in ``make test-slow``, for make test's 10 minutes
+SLOW_RUN = pytest.mark.slow
+
+
+@SLOW_RUN
 def test_the_row_shows_the_scenarios_own_target_and_its_established_cuts(toy_per_geolevel, monkeypatch):
     d, decision = toy_per_geolevel
     monkeypatch.chdir(d)
@@ -39,6 +45,7 @@ def test_the_row_shows_the_scenarios_own_target_and_its_established_cuts(toy_per
     assert row["optimized_source"] == "local run"
 
 
+@SLOW_RUN
 def test_the_row_equals_the_report_and_the_committed_comparison_reads_only_committed_reports(
     toy_per_geolevel, tmp_path, monkeypatch
 ):

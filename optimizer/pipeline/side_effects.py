@@ -52,13 +52,16 @@ def delta_grid_rows(
     point of the old zCDP curve on the proxy pair), ``<label>_tolerance_met``.
     """
     curve = CurveTarget.from_allocation(baseline, deltas, conversion)
-    comps = {label: proxy_composition(a) for label, a in allocations.items()}
+    eps = [pt.epsilon for pt in curve.points]
+    # one engine batch per allocation (the δ_k share their nodes and tilts): 21.5 s instead of 30.6 s for
+    # the 15 points of an optimized toy allocation, 0.03 s instead of 0.20 s for the demo's proposal
+    columns = {label: proxy_composition(a).delta_curve(eps, tol=tol, rtol=rtol) for label, a in allocations.items()}
     rows: list[dict[str, Any]] = []
-    for pt in curve.points:
+    for k, pt in enumerate(curve.points):
         row: dict[str, Any] = {"delta_promised": pt.delta, "epsilon": pt.epsilon}
         dk = Fraction(pt.delta)
-        for label, comp in comps.items():
-            d = comp.delta(pt.epsilon, tol=tol, rtol=rtol)
+        for label, column in columns.items():
+            d = column[k]
             up, lo = mpf_to_fraction(d.upper), mpf_to_fraction(d.lower)
             row[f"{label}_delta_lower"] = decimal_string(lo, 12, "down")
             row[f"{label}_delta_upper"] = decimal_string(up, 12, "up")

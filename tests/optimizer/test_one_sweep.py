@@ -124,10 +124,12 @@ def test_pairs_with_the_same_composition_are_computed_once(tmp_path):
     assert conf.deltas[(6, 6)].upper != a.upper
 
 
+@pytest.mark.slow
 def test_a_watched_pair_failing_its_sweep_is_recalibrated_not_re_solved(tmp_path, watched_pair_raised):
     """Only watched pairs above the promise (their sweep bound above the watch's: it should not happen,
     but a wrong assumption must not loop): re-solving with the same watch would fail the same way, so
-    the run recalibrates on all pairs and says why, instead of logging 'pairs  exceed' with no pair."""
+    the run recalibrates on all pairs and says why, instead of logging 'pairs  exceed' with no pair.
+    (A whole default-scenario run, ~170 s, for a path that should not occur: in ``make test-slow``.)"""
     spec = spec_for(scenario="dhc-persons", trials=1)
     lines: list[str] = []
     result = optimize(spec, tmp_path, confirm=True, workers=1, log=lines.append)

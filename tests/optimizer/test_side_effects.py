@@ -60,11 +60,18 @@ def test_weaker_points_reads_csv_strings():
     assert weaker_points(rows, "y") == []
 
 
-def test_the_pipeline_stores_and_reports_the_table(tmp_path):
-    from optimizer.pipeline.result import RunResult
+@pytest.fixture(scope="module")
+def unconfirmed_run(tmp_path_factory):
+    """One run of the default scenario without its all-pairs sweeps (both pipeline tests read it)."""
     from optimizer.pipeline.stages import optimize, spec_for
 
-    res = optimize(spec_for(scenario="dhc-persons", trials=1), tmp_path / "work", confirm=False)
+    return optimize(spec_for(scenario="dhc-persons", trials=1), tmp_path_factory.mktemp("work"), confirm=False)
+
+
+def test_the_pipeline_stores_and_reports_the_table(tmp_path, unconfirmed_run):
+    from optimizer.pipeline.result import RunResult
+
+    res = unconfirmed_run
     assert len(res.delta_grid) == 15 and res.confirm_pairs == []
     assert "1e-15" in res.summary["delta_grid_weaker"]["uniform"]
     res.write(tmp_path / "run")
@@ -73,14 +80,13 @@ def test_the_pipeline_stores_and_reports_the_table(tmp_path):
     assert weaker_points(back.delta_grid, "uniform") == res.summary["delta_grid_weaker"]["uniform"]
 
 
-def test_the_report_shows_side_effects_and_published_counts(tmp_path):
+def test_the_report_shows_side_effects_and_published_counts(tmp_path, unconfirmed_run):
     """A run of the default scenario: the summary's published-variance table (GLS model, 2020
     fan-outs) never gets worse under the Pareto guard; the report renders both new sections."""
-    from optimizer.pipeline.stages import optimize, spec_for
     from optimizer.report import build_report
     from optimizer.scenario import load_scenario
 
-    res = optimize(spec_for(scenario="dhc-persons", trials=1), tmp_path / "work", confirm=False)
+    res = unconfirmed_run
     pv = res.summary["published_variance"]
     assert pv["available"] is True and len(pv["geolevels"]) == 8
     assert "3,143 counties" in pv["fan_outs"]["source"] and "Prim" in pv["fan_outs"]["assumptions"]
