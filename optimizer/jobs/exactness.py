@@ -128,7 +128,7 @@ def screen_paths(
         missing = [p for p in todo if p[0] not in by_index or p[1] not in by_index]
         if missing:
             raise ValueError(f"screen_paths: unknown pairs {missing[:5]}; paths are {min(by_index)}..{max(by_index)}")
-    mechs = {i: mechanism(p) for i, p in by_index.items()}
+    mechs = {i: mechanism(by_index[i]) for i in {i for pair in todo for i in pair}}  # the paths asked for only
     engines: dict[str, int] = {}
     bad = []
     planned: dict[tuple, Any] = {}  # pairs with the same multiset of budgets have the same composition

@@ -47,6 +47,8 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from fractions import Fraction
 
+import numpy as np
+
 from optimizer.census.allocation import Allocation, GeolevelBudget
 
 __all__ = [
@@ -177,19 +179,28 @@ def _lagrange_counts(coef: Sequence[float], minimum: Sequence[int], units: int) 
     smallest λ (geometric bisection) with Σ n_i ≤ ``units``: within a few units of the integer optimum,
     in O(k·log) steps whatever ``units`` (a start far from it cost one exchange per unit: 10⁵ per call)."""
 
-    def counts(lam: float) -> list[int]:
-        return [max(m, math.floor((1 + math.sqrt(1 + 4 * c / lam)) / 2)) if c > 0 else m for c, m in zip(coef, minimum)]
+    c = np.asarray(coef, dtype=float)
+    m = np.asarray(minimum, dtype=float)
+    live = c > 0
+
+    def counts(lam: float) -> np.ndarray:  # as floats (exact integers below 2^53; huge ones only compared)
+        with np.errstate(over="ignore"):
+            n = np.floor((1 + np.sqrt(1 + 4 * c / lam)) / 2)
+        return np.where(live, np.maximum(m, n), m)
+
+    def as_ints(n: np.ndarray) -> list[int]:
+        return [int(x) for x in n]
 
     lo, hi = 1e-300, 4 * max(max(coef), 1e-300) + 1.0  # at hi every count is its minimum
-    if sum(counts(lo)) <= units:
-        return counts(lo)
+    if counts(lo).sum() <= units:
+        return as_ints(counts(lo))
     for _ in range(120):
         mid = math.sqrt(lo * hi)
-        if sum(counts(mid)) <= units:
+        if counts(mid).sum() <= units:
             hi = mid
         else:
             lo = mid
-    return counts(hi)
+    return as_ints(counts(hi))
 
 
 def _best_counts(coef: Sequence[float], minimum: Sequence[int], units: int) -> list[int] | None:

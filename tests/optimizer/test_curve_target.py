@@ -71,6 +71,10 @@ queries = { total = "3/10", "age * sex" = "2/5" }
     )
 
 
+#: 4 of the toy's 10 pairs (each δ of this small-σ² toy takes ~1 s; all 10 × 4 confirmations took 60 s)
+SOME_PAIRS = [(1, 1), (1, 4), (2, 3), (4, 4)]
+
+
 def test_curve_confirmation_equals_one_confirmation_per_point(tmp_path):
     """The several-point pair jobs give, per point, the bounds of the one-point jobs; the worst
     (pair, point) is the point whose worst pair is furthest above its δ."""
@@ -79,11 +83,9 @@ def test_curve_confirmation_equals_one_confirmation_per_point(tmp_path):
     toy = _toy()
     curve = CurveTarget.from_allocation(toy, ["1e-2", "1e-6", "1e-12"])
     scaled = toy.scaled(F(6, 5))  # 20 % more budget everywhere: some points break
-    multi = confirm(scaled, list(curve.points), cache_dir=tmp_path / "m", workers=1, max_rounds=1, progress=False)
-    singles = [
-        confirm(scaled, t, cache_dir=tmp_path / f"s{k}", workers=1, max_rounds=1, progress=False)
-        for k, t in enumerate(curve.points)
-    ]
+    kw = {"workers": 1, "max_rounds": 1, "progress": False, "pairs": SOME_PAIRS}
+    multi = confirm(scaled, list(curve.points), cache_dir=tmp_path / "m", **kw)
+    singles = [confirm(scaled, t, cache_dir=tmp_path / f"s{k}", **kw) for k, t in enumerate(curve.points)]
     assert set(multi.point_deltas) == set(singles[0].deltas)
     for p, bounds in multi.point_deltas.items():
         for k, s in enumerate(singles):
@@ -98,7 +100,9 @@ def test_curve_confirmation_recalibrates_until_every_point_holds(tmp_path):
 
     toy = _toy()
     curve = CurveTarget.from_allocation(toy, ["1e-2", "1e-6", "1e-12"])
-    conf = confirm(toy.scaled(F(6, 5)), list(curve.points), cache_dir=tmp_path, workers=1, progress=False)
+    conf = confirm(
+        toy.scaled(F(6, 5)), list(curve.points), cache_dir=tmp_path, workers=1, progress=False, pairs=SOME_PAIRS
+    )
     assert conf.passed and conf.recalibration < 1 and conf.rounds >= 2
     fresh = fresh_pairs(conf.allocation, list(curve.points), sorted(conf.point_deltas))
     for bounds in fresh.values():  # recomputed without the cache: every point holds on every pair
