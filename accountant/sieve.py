@@ -125,18 +125,23 @@ def _sieve_windows(components: list[SieveComponent], n_nodes: int, max_kept: int
         # in chunks of at most WINDOW_CHUNK candidate windows, the kept ones counted as they
         # come: one interval can hold ~b/2 peaks (10⁹ for the first component of a fine
         # lattice), whose list would exhaust memory
-        bounds = np.searchsorted(np.cumsum(counts), np.arange(WINDOW_CHUNK, int(counts.sum()), WINDOW_CHUNK))
+        cum = np.cumsum(counts)
+        if int(cum[-1]) < WINDOW_CHUNK:  # the usual case: one chunk
+            cuts = [0, len(lo)]
+        else:
+            bounds = np.searchsorted(cum, np.arange(WINDOW_CHUNK, int(cum[-1]), WINDOW_CHUNK))
+            cuts = [0, *np.unique(bounds).tolist(), len(lo)]
         out_lo, out_hi, kept = [], [], 0
-        for i0, i1 in itertools.pairwise([0, *np.unique(bounds).tolist(), len(lo)]):
+        for i0, i1 in itertools.pairwise(cuts):
             if i1 <= i0:
                 continue
             cnt = counts[i0:i1]
-            which = np.repeat(np.arange(i0, i1), cnt)
-            first = np.concatenate([[0], np.cumsum(cnt)[:-1]]).astype(np.int64)
-            p = p_lo[which] + (np.arange(int(cnt.sum()), dtype=np.int64) - np.repeat(first, cnt))
+            first = cum[i0:i1] - cnt - (cum[i0 - 1] if i0 else 0)  # each interval's first candidate
+            # peak index of each candidate: its interval's p_lo plus its rank there (integers, exact)
+            p = np.arange(int(cnt.sum()), dtype=np.int64) + np.repeat(p_lo[i0:i1] - first, cnt)
             # |p| < 2^52: p exact; c carries ≤ 2 roundings (≤ N·2^-52), far inside the widening
             c = p * N / b
-            a, z = np.maximum(lo[which], c - h), np.minimum(hi[which], c + h)
+            a, z = np.maximum(np.repeat(lo[i0:i1], cnt), c - h), np.minimum(np.repeat(hi[i0:i1], cnt), c + h)
             ok = np.floor(z) >= np.ceil(a)
             kept += int(ok.sum())
             if kept > max_windows:
