@@ -78,6 +78,7 @@ def test_report_refuses_run_made_for_another_target_delta(work, capsys):
         build_report(load_scenario(scen), work / "run", work / "out2")
 
 
+@pytest.mark.slow  # a second confirmed toy run, ~50 s; the refusals of stale runs stay in make test
 def test_force_recomputes_for_the_new_inputs(work, capsys):
     scen = _scenario(work, delta="1e-13")
     assert _report(scen, work / "run", work / "out", "--force", "--trials", "1") == 0

@@ -44,6 +44,7 @@ def test_inaccurate_status_is_one_solver_warning(inaccurate_solver):
 
 # the CLI prints warnings as one note line: let this one reach it (pyproject's filter makes warnings errors)
 @pytest.mark.filterwarnings("always::optimizer.search.SolverWarning")
+@pytest.mark.slow  # a whole default run for the CLI's note line, ~30 s; the SolverWarning itself is tested above
 def test_cli_prints_one_note_line(inaccurate_solver, tmp_path, capsys):
     argv = [
         "optimize",

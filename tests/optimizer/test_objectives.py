@@ -121,6 +121,7 @@ def test_scenario_objective_keys():
         parse_scenario(SCEN + 'pareto = "yes"\n')
 
 
+@pytest.mark.slow  # a default run with 2 Optuna trials, ~34 s; test_one_sweep checks the guard on the default run
 def test_default_scenario_optimizes_mean_relative_variance_under_the_guard(tmp_path):
     """The contract of issue 15 on the default scenario (proxy pair; the all-pairs confirmation is
     exercised by the report tests): no query noisier, mean relative variance below the uniform's."""

@@ -36,6 +36,7 @@ def _level_delta(level, eps) -> Fraction:
     return Fraction(str(comp.delta(eps, tol=1e-40, rtol=1e-12).upper))
 
 
+@pytest.mark.slow  # one confirmed per-geolevel run of DHC persons, ~75 s: make test-slow (make test's 10 minutes)
 def test_every_geolevel_keeps_its_own_promise(run):
     doc, optimized = run
     base = load_builtin("dhc-persons")
@@ -51,6 +52,7 @@ def test_every_geolevel_keeps_its_own_promise(run):
     assert doc["target"]["kind"] == "per-geolevel"
 
 
+@pytest.mark.slow  # one confirmed per-geolevel run of DHC persons, ~75 s: make test-slow (make test's 10 minutes)
 def test_no_query_gets_noisier_and_the_cut_beats_the_uniform_one(run):
     doc, optimized = run
     base = load_builtin("dhc-persons")
@@ -64,6 +66,7 @@ def test_no_query_gets_noisier_and_the_cut_beats_the_uniform_one(run):
     assert "%" in doc["decision"]["sentence"]
 
 
+@pytest.mark.slow  # one confirmed per-geolevel run of DHC persons, ~75 s: make test-slow (make test's 10 minutes)
 def test_the_release_point_is_named_as_a_side_effect(run):
     """Keeping each geolevel's promise spends more total ρ than the release-wide point allows: the
     decision says by how much the release's δ then exceeds its promise (a certified lower bound)."""

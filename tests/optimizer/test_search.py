@@ -82,6 +82,7 @@ def test_reallocate_beats_uniform_on_nonuniform_weights(alloc):
     assert res.n_trials_total == 3
 
 
+@pytest.mark.slow  # ~26 s; resuming is also checked by test_cli_optimize and tests/test_resume.py
 def test_reallocate_resumes(alloc, tmp_path):
     target = S.target_from_allocation(alloc)
     journal = tmp_path / "optuna.journal"
