@@ -500,7 +500,7 @@ def _round_line(n: int, worst: tuple[int, int], upper: Fraction, delta: Fraction
 def _screen(current: Allocation, pair_list, label: str, say):
     """Plan every pair's engine before the round (:func:`optimizer.jobs.exactness.screen_pairs`) and say which
     will not be exact."""
-    screened = screen_pairs(current, pairs=pair_list, kinds=False)
+    screened = screen_pairs(current, pairs=pair_list)
     for line in screened.lines(label):
         say(line)
     return screened

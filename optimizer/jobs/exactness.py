@@ -111,14 +111,15 @@ def screen_paths(
     *,
     pairs: Iterable[tuple[int, int]] | None = None,
     name: str = "allocation",
-    kinds: bool = True,
+    kinds: bool = False,
 ) -> ExactnessScreen:
     """:class:`ExactnessScreen` of the pairs i ≤ j of ``paths`` (:class:`optimizer.census.pairs.Path`),
     or only of ``pairs``: each pair's composition [M_i, M_j] is planned by
     :func:`accountant.composition.engine_plan` (nothing integrated), once per distinct multiset of
-    budgets (DHC persons: 840 compositions for 946 pairs).  ``kinds=False``: the same verdicts, but
-    the exact engines are not told apart where the direct trapezoid is within reach (engine kind
-    ``"exact"``; a third less time on an optimized DHC-persons allocation)."""
+    budgets (DHC persons: 840 compositions for 946 pairs).  By default it decides exactness only: the
+    exact engines are not told apart where the direct trapezoid is within reach (engine kind ``"exact"``,
+    :func:`accountant.choose.plan_exactness`; a sixth less time on an optimized DHC-persons allocation);
+    ``kinds=True`` names every engine (:func:`accountant.choose.plan_engine`), as ``census-plb pairs`` does."""
     t0 = time.perf_counter()
     by_index = {p.index: p for p in paths}
     if pairs is None:
@@ -154,13 +155,13 @@ def screen_pairs(
     *,
     pairs: Iterable[tuple[int, int]] | None = None,
     patterns: Sequence[Any] | None = None,
-    kinds: bool = True,
+    kinds: bool = False,
 ) -> ExactnessScreen:
     """:class:`ExactnessScreen` of an allocation's pairs: its paths from ``patterns`` (default
     :func:`optimizer.census.spine.patterns_for` of its geolevels, the rule of ``pairs`` and of the
     all-pairs confirmation), all pairs i ≤ j or only ``pairs``; ``kinds`` as in :func:`screen_paths`.
     The last :data:`SCREENS_KEPT` screens with the default patterns are remembered by exact budgets,
-    pairs and ``kinds`` (a remembered one says 0 s; one with kinds also answers a request without)."""
+    pairs and ``kinds`` (a remembered one says 0 s)."""
     wanted = None if pairs is None else tuple(sorted({(min(int(i), int(j)), max(int(i), int(j))) for i, j in pairs}))
     pats = patterns_for(alloc.geolevels) if patterns is None else patterns
     paths = paths_from_allocation(alloc, pats)
@@ -168,10 +169,9 @@ def screen_pairs(
         every = tuple(sorted((a.index, b.index) for a, b in all_pairs(paths)))
         wanted = None if wanted == every else wanted  # every pair asked by name: the same screen as none
     key = (alloc.levels, wanted, kinds) if patterns is None else None
-    for k in (key, (alloc.levels, wanted, True)) if key is not None else ():
-        if k in _SCREENS:
-            _SCREENS.move_to_end(k)
-            return replace(_SCREENS[k], allocation=alloc.name, seconds=0.0)
+    if key is not None and key in _SCREENS:
+        _SCREENS.move_to_end(key)
+        return replace(_SCREENS[key], allocation=alloc.name, seconds=0.0)
     out = screen_paths(paths, pairs=wanted, name=alloc.name, kinds=kinds)
     if key is not None:
         _SCREENS[key] = out

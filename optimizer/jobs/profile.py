@@ -713,7 +713,7 @@ def _planned_specs(paths, eps, name, tols, only_pairs, limit_pairs, screen: bool
     specs = sorted(specs, key=lambda sp: (len(sp.rho_i) + len(sp.rho_j), sp.pair))
     screened = None
     if screen:
-        screened = screen_paths(paths, pairs=[sp.pair for sp in specs], name=name)
+        screened = screen_paths(paths, pairs=[sp.pair for sp in specs], name=name, kinds=True)
         for line in screened.lines():
             (log or _stderr)(line)
     return specs, screened

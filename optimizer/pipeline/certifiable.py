@@ -44,7 +44,7 @@ LOWER_TRIES = 3
 
 
 def _not_exact(alloc: Allocation, pairs: Collection[Pair]) -> set[Pair]:
-    return {p.pair for p in screen_pairs(alloc, pairs=pairs, kinds=False).not_exact}
+    return {p.pair for p in screen_pairs(alloc, pairs=pairs).not_exact}
 
 
 Move = tuple[str, str, Fraction]
@@ -127,13 +127,13 @@ class CertifiableSolver:
         shape = self._solve(total, lower)
         first = self.rows is None
         if first:
-            bad = [p.pair for p in screen_pairs(shape, kinds=False).not_exact]
+            bad = [p.pair for p in screen_pairs(shape).not_exact]
             self.rows = frozenset(i for p in bad for i in p)
         elif self.gave_up:
             return shape
         elif self.rows:
             rows = {(min(i, j), max(i, j)) for i in self.rows for j in self._indices(shape)}
-            bad = [p.pair for p in screen_pairs(shape, pairs=rows, kinds=False).not_exact]
+            bad = [p.pair for p in screen_pairs(shape, pairs=rows).not_exact]
         else:
             return shape
         if not bad:
@@ -154,7 +154,7 @@ class CertifiableSolver:
             }
             tried = exact_shape(
                 other,
-                [p.pair for p in screen_pairs(other, pairs=rows, kinds=False).not_exact],
+                [p.pair for p in screen_pairs(other, pairs=rows).not_exact],
                 self._value,
                 lower,
                 self._say,

@@ -573,7 +573,7 @@ class _Reallocation:
         every pair is exact, when no move helps, or when the moved shape's calibration would break the
         guard."""
         optimized, c, shape = made.allocation, made.c, made.shape
-        bad = [p.pair for p in screen_pairs(optimized, kinds=False).not_exact]
+        bad = [p.pair for p in screen_pairs(optimized).not_exact]
         if not bad:
             return optimized, c
         lower = self.guard.lower_bounds(self.alloc) if self.guard is not None else None
@@ -720,7 +720,7 @@ def _loose_pairs(alloc, watch: tuple[tuple[int, int], ...]) -> tuple[tuple[int, 
     rows = {i for p in watch for i in p}
     indices = [p.index for p in paths_of(alloc)]
     pairs = sorted({(min(i, j), max(i, j)) for i in rows for j in indices})
-    loose = [p.pair for p in screen_pairs(alloc, pairs=pairs, kinds=False).not_exact if p.pair not in watch]
+    loose = [p.pair for p in screen_pairs(alloc, pairs=pairs).not_exact if p.pair not in watch]
     return tuple(loose[:WATCH_ADD])
 
 

@@ -138,7 +138,7 @@ def test_the_screen_plans_each_distinct_composition_once(monkeypatch):
 
 
 def test_the_screen_without_kinds_has_the_same_verdicts(what_if):
-    """screen_pairs(kinds=False) (the optimizer's screens: accountant.choose.plan_exactness) names the same
+    """The default screen (exactness only: accountant.choose.plan_exactness) names the same
     non-exact pairs with the same reasons as the full plan, on a mix of exact and sandwich pairs."""
     import optimizer.jobs.exactness as X
 
@@ -147,7 +147,7 @@ def test_the_screen_without_kinds_has_the_same_verdicts(what_if):
     mixed = base.with_rho({(g, q): Fraction(round(r * unit) + n % 3, unit) for n, (g, q, r) in enumerate(base.items())})
     for alloc in (mixed, what_if):
         pairs = [(i, j) for i in (1, 6, 13, 24, 33) for j in range(i, 44, 5)]
-        full = X.screen_paths(paths_of(alloc), pairs=pairs)
-        fast = X.screen_paths(paths_of(alloc), pairs=pairs, kinds=False)
+        full = X.screen_paths(paths_of(alloc), pairs=pairs, kinds=True)
+        fast = X.screen_paths(paths_of(alloc), pairs=pairs)
         assert fast.not_exact == full.not_exact and fast.n_pairs == full.n_pairs
         assert set(fast.engines) <= set(full.engines) | {"exact"}
