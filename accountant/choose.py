@@ -101,7 +101,9 @@ def _select(
 
     def kept_estimate() -> int:
         if not kept:
-            kept.append(direct_kept_estimate(groups))
+            # both questions asked of it are "more than nested_min_kept (≤ direct_kept_max)?": the count
+            # may stop once it is at most that (an upper bound then; exact above it)
+            kept.append(direct_kept_estimate(groups, stop_at=int(min(cfg.nested_min_kept, cfg.direct_kept_max))))
         return kept[0]
 
     reason = ""

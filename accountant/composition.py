@@ -25,8 +25,9 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import itertools
 import math
-from collections import Counter
+from collections import Counter, OrderedDict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
@@ -75,6 +76,13 @@ ABS_TARGET_FLOOR = 1e-320
 #: ... and no engine target is ever below this (a hard cap on working precision, ~3.4e3 bits).
 ENGINE_TARGET_MIN_LOG10 = -1000
 _EXACT_BITS = 256  # precision of the exact-input → ball conversions
+#: certified tails P[Y ≥ k] a composition keeps, by threshold, from its δ batches: a caller's ε hint
+#: (:meth:`Composition.epsilon`'s ``near``) at ε it has already asked δ for is checked from them,
+#: with no new integration (any certified enclosure decides "certainly above / below the target").
+TAIL_MEMO_SIZE = 4096
+#: the ε search steps to the lattice-cell root of its last probe (a Newton step in e^ε) at most this
+#: many times before it keeps to regula falsi alone.
+EPSILON_CELL_STEPS = 4
 #: supported range of σ² (exact rationals): outside it the engines' planning (floats) and theta
 #: evaluations are not validated; compositions are refused up front with this range named.
 SIGMA2_MIN = Fraction(1, 10**4)
@@ -411,6 +419,17 @@ class Composition:
         self.config = config
         self._chooser = EngineChooser(self._lattice_groups(), config)
         self._engine: Engine = self._chooser.main
+        self._tail_memo: OrderedDict[int, Certified] = OrderedDict()
+
+    def _remember_tails(self, ks: Sequence[int], tails: Sequence[Certified]) -> None:
+        """Keep certified tails by threshold (the narrower enclosure when one is already kept; at most
+        :data:`TAIL_MEMO_SIZE`, oldest first out)."""
+        memo = self._tail_memo
+        for k, t in zip(ks, tails):
+            old = memo.pop(k, None)
+            memo[k] = t if old is None or t.upper - t.lower <= old.upper - old.lower else old
+        while len(memo) > TAIL_MEMO_SIZE:
+            memo.popitem(last=False)
 
     # ------------------------------------------------------------------ structure
     @property
@@ -678,6 +697,7 @@ class Composition:
                 tails, extra, extra_diag = tails[: len(ks)], tails[len(ks) :], batch_diag
             else:
                 tails, batch_diag = self._engine_tails(ks, targets, None, batches)
+            self._remember_tails(ks, tails[: len(ks)])
             still = []
             for n, (i, _k1, _k2, need) in enumerate(info):
                 d = _delta_from_tails(tails[2 * n], tails[2 * n + 1], fracs[i], need, f"eps[{i}] = {eps_list[i]!r}")
@@ -770,8 +790,10 @@ class Composition:
         def above(d: Certified) -> bool:  # δ > target, certainly
             return bool(d.lower > tgt_hi)
 
+        guess = None  # the next probe when the search has a better one than regula falsi's
         if (hinted := self._hinted_bracket(near, delta_tol, below, above)) is not None:
-            lo, d_lo, hi, d_hi = hinted
+            lo, d_lo, hi, d_hi, samples = hinted
+            guess = self._interpolated(samples, lo, hi, mpmath.log(tgt_lo))
         else:
             d0 = dlt(0)
             if below(d0):  # ε(δ) = 0
@@ -797,16 +819,23 @@ class Composition:
         side = 0
         straddled = False
         a_u, b_l = lo, hi
+        cell_steps = 0
+        # the interpolated start and the cell steps read the tails' values as the truth: an engine whose
+        # enclosures do not shrink (the coarse sandwich) keeps to regula falsi
+        exact_tails = self._engine.improvable
         for _ in range(400):
             slack = tol * max(1, abs(hi))
             if not straddled:
                 if hi - lo <= slack:
                     break
-                x = hi - f_hi * (hi - lo) / (f_hi - f_lo) if f_hi != f_lo else (lo + hi) / 2
-                width = hi - lo
-                if not (lo < x < hi) or min(x - lo, hi - x) < width * 1e-3:
-                    x = (lo + hi) / 2 if not (lo < x < hi) else x
-                    x = min(max(x, lo + width * 1e-3), hi - width * 1e-3)  # keep progress
+                if guess is not None and lo < guess < hi and cell_steps <= EPSILON_CELL_STEPS and exact_tails:
+                    x = guess
+                else:
+                    x = hi - f_hi * (hi - lo) / (f_hi - f_lo) if f_hi != f_lo else (lo + hi) / 2
+                    width = hi - lo
+                    if not (lo < x < hi) or min(x - lo, hi - x) < width * 1e-3:
+                        x = (lo + hi) / 2 if not (lo < x < hi) else x
+                        x = min(max(x, lo + width * 1e-3), hi - width * 1e-3)  # keep progress
                 xs = [x]
             else:  # both ends at once, in one engine batch
                 slack = max(slack, EPSILON_BAND_FRACTION * max(a_u - max(b_l, lo), 0))
@@ -814,9 +843,10 @@ class Composition:
                 xs += [(lo + b_l) / 2] if b_l - lo > slack else []
                 if not xs:
                     break
-            probes, found = self._probe(xs, not straddled, (tgt_lo, tgt_hi), delta_tol, lo, hi)
+            probes, found, guess = self._probe(xs, not straddled, (tgt_lo, tgt_hi), delta_tol, lo, hi)
             if found is not None:  # the root was in this probe's lattice cell: closed form, done
                 return EpsilonResult(value=found[0], lower=found[1], delta_at_value=found[2], tol=tol)
+            cell_steps += guess is not None
             for x, d in zip(xs, probes):
                 d = self._refined(x, d, delta_tol, below, above)
                 fx = logd(d) if d.value > 0 else -mpmath.mpf(1)
@@ -840,27 +870,74 @@ class Composition:
         return EpsilonResult(value=hi, lower=lo if lo_ok else None, delta_at_value=d_hi, tol=tol)
 
     def _hinted_bracket(self, near, delta_tol: float, below, above):
-        """``(a, δ(a), b, δ(b))`` when the caller's ``near`` = (a, b) certainly brackets the target (δ(a)
-        above it, δ(b) not), from one engine batch; else ``None``."""
+        """``(a, δ(a), b, δ(b), samples)`` when two neighbouring ε of the caller's ``near`` (increasing)
+        certainly bracket the target (δ(a) above it, δ(b) not), else ``None``; ``samples`` are every
+        hint's (ε, certified δ), for the first probe's interpolation.  δ at a hint comes from tails this
+        composition already holds (:meth:`_remember_tails`), the rest from one engine batch."""
         if near is None:
             return None
-        # the bracket ends are the binary numbers δ is computed at (a rounded hint is still a checked one)
-        a, b = (_mpf(f.numerator) / f.denominator for f in (_parse_exact(x, "near") for x in near))
-        if not (0 < a < b):
-            raise ValueError(f"epsilon: near must be two ε with 0 < a < b, got {near!r}")
-        d_a, d_b = self._delta_curve([a, b], delta_tol, DEFAULT_RTOL)[0]
-        return (a, d_a, b, d_b) if above(d_a) and below(d_b) else None
+        # the hints are the binary numbers δ is computed at (a rounded hint is still a checked one)
+        xs = [_mpf(f.numerator) / f.denominator for f in (_parse_exact(x, "near") for x in near)]
+        if len(xs) < 2 or not (xs[0] > 0 and all(u < v for u, v in itertools.pairwise(xs))):
+            raise ValueError(f"epsilon: near must be two or more increasing ε > 0, got {cut(repr(near))}")
+        ds: list[Certified | None] = []
+        for x in xs:
+            f = _mpf_fraction(x)
+            k1, k2 = self._thresholds(f)
+            t1, t2 = self._tail_memo.get(k1), self._tail_memo.get(k2)
+            ds.append(None if t1 is None or t2 is None else _delta_from_tails(t1, t2, f, -800.0, f"near = {x}"))
+        missing = [i for i, d in enumerate(ds) if d is None]
+        if missing:
+            for i, d in zip(missing, self._delta_curve([xs[i] for i in missing], delta_tol, DEFAULT_RTOL)[0]):
+                ds[i] = d
+        samples = list(zip(xs, ds))
+        for (a, d_a), (b, d_b) in itertools.pairwise(samples):
+            if above(d_a) and below(d_b):
+                return a, d_a, b, d_b, samples
+        return None
+
+    @staticmethod
+    def _interpolated(samples, lo, hi, log_target):
+        """The ε in (lo, hi) where the quadratic through three samples' log δ (the bracket's ends and the
+        nearest other) meets ``log_target`` — log δ(ε) is close to a parabola (Gaussian-like loss) —
+        or ``None``.  A guess for the first probe only: it is checked like any probe."""
+        pts = [(x, mpmath.log(d.value)) for x, d in samples if d.value > 0]
+        if len(pts) < 3:
+            return None
+        mid = (lo + hi) / 2
+        (x0, y0), (x1, y1), (x2, y2) = sorted(sorted(pts, key=lambda p: abs(p[0] - mid))[:3])
+        # Newton form of the interpolating quadratic q; solve q(x) = log_target by Newton from mid
+        c1 = (y1 - y0) / (x1 - x0)
+        c2 = ((y2 - y1) / (x2 - x1) - c1) / (x2 - x0)
+        x = mid
+        for _ in range(30):
+            q = y0 + c1 * (x - x0) + c2 * (x - x0) * (x - x1) - log_target
+            dq = c1 + c2 * (2 * x - x0 - x1)
+            if dq == 0:
+                return None
+            step = q / dq
+            x -= step
+            if abs(step) <= 1e-30 * max(1, abs(x)):
+                break
+        return x if lo < x < hi else None
 
     def _probe(self, xs, try_cell: bool, target_bounds, delta_tol: float, lo, hi):
         """Certified δ at the search's probes ``xs`` (one engine batch) and, with ``try_cell``, the
-        closed-form root in the first probe's lattice cell (:meth:`_cell_root`) or ``None``."""
+        closed-form root in the first probe's lattice cell (:meth:`_cell_root`) or ``None``, and else the
+        root of that cell's formula A − e^ε·B as the next probe (a Newton step in e^ε; ``None`` if none)."""
         kept: dict[int, tuple[Certified, Certified]] = {}
         probes = self._delta_curve(xs, delta_tol, DEFAULT_RTOL, kept_tails=kept)[0]
         if not (try_cell and 0 in kept):
-            return probes, None
+            return probes, None, None
         x = _mpf_fraction(mpmath.mpf(xs[0]))
         tgt_lo, tgt_hi = target_bounds
-        return probes, self._cell_root(x, kept[0], tgt_lo, tgt_hi, delta_tol, probes[0], lo, hi)
+        found = self._cell_root(x, kept[0], tgt_lo, tgt_hi, delta_tol, probes[0], lo, hi)
+        if found is not None:
+            return probes, found, None
+        t1, t2 = kept[0]
+        a, b = t1.value, t2.value
+        nxt = mpmath.log((a - tgt_lo) / b) if b > 0 and a > tgt_lo else None
+        return probes, None, nxt
 
     def _cell_root(self, x: Fraction, tails, tgt_lo, tgt_hi, delta_tol: float, d_x: Certified, lo, hi):
         """ε(δ) in closed form when it lies in the lattice cell of ``x``, else ``None``.

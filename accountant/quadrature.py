@@ -120,9 +120,16 @@ class _Cgf:
         return bool(self.small)
 
     def __call__(self, lam: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(K(λ), K'(λ)) elementwise."""
+        K, K1, _ = self.derivatives(lam)
+        return K, K1
+
+    def derivatives(self, lam: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(K(λ), K'(λ), K''(λ)) elementwise: K'' is the variance of the tilted law, Σ m b² Var_t(X)."""
         lam = np.asarray(lam, dtype=float)
         K = self.gauss * lam**2 / 2
         K1 = self.gauss * lam
+        K2 = np.full_like(lam, self.gauss)
         for s2, b, m in self.small:
             t = b * lam  # tilted pmf ∝ exp(−x²/(2σ²) + t x), peak at x* = tσ²
             c = np.round(t * s2)
@@ -135,32 +142,41 @@ class _Cgf:
             x0 = np.arange(-R, R + 1)
             log_z0 = math.log(float(np.exp(-x0 * x0 / (2 * s2)).sum()))
             K = K + m * (top[..., 0] + np.log(z) - log_z0)
-            K1 = K1 + m * b * (w * xs).sum(axis=-1) / z
-        return K, K1
+            # moments about the rounded peak c (no cancellation in the variance)
+            dx = xs - c[..., None]
+            m1 = (w * dx).sum(axis=-1) / z
+            m2 = (w * dx * dx).sum(axis=-1) / z
+            K1 = K1 + m * b * (c + m1)
+            K2 = K2 + m * b * b * np.maximum(m2 - m1 * m1, 0.0)
+        return K, K1, K2
 
     def saddle(self, ks: np.ndarray, var: float) -> np.ndarray:
-        """λ with K'(λ) = k for each k ≥ 1 (bisection in log λ, vectorised)."""
+        """λ > 0 with K'(λ) = k for each k ≥ 1, to float precision (planning only: any λ > 0 gives a
+        valid contour).  Newton's method from the Gaussian guess k/Var, safeguarded by a bracket
+        [lo, hi] with K'(lo) < k ≤ K'(hi) (K' is increasing: K'' is a variance): a step that leaves
+        the bracket is replaced by its geometric midpoint.  Typically 4–8 evaluations of K', where the
+        bisection in log λ it replaces took ~60."""
         ks = np.asarray(ks, dtype=float)
-        # bracket around the Gaussian guess k/Var (a Bézout scale of 10¹⁴ puts it near 1e-14)
-        lo = ks / max(var, 1e-300) * 1e-3
-        for _ in range(200):  # shrink lo until K'(lo) ≤ k
-            _, d = self(lo)
-            bad = d > ks
-            if not bad.any():
+        lam = np.maximum(ks / max(var, 1e-300), 1e-300)
+        lo = np.zeros_like(lam)
+        hi = np.full_like(lam, np.inf)
+        done = np.zeros(lam.shape, dtype=bool)
+        for _ in range(200):
+            _, d, d2 = self.derivatives(lam)
+            hit = np.abs(d - ks) <= 1e-13 * ks  # K'(λ) = k to float precision: λ is the answer
+            below = d < ks
+            lo = np.where(below, np.maximum(lo, lam), lo)
+            hi = np.where(below, hi, np.minimum(hi, lam))
+            new = lam + (ks - d) / np.where(d2 > 0, d2, np.inf)
+            # outside the bracket: the geometric midpoint, or a factor 4 while an end is missing
+            mid = np.where(np.isinf(hi), lam * 4, np.where(lo > 0, np.sqrt(lo * hi), hi / 4))
+            new = np.where((new > lo) & (new < hi) & np.isfinite(new), new, mid)
+            small = (np.abs(new - lam) <= 1e-15 * lam) | (np.isfinite(hi) & (hi - lo <= 1e-15 * hi))
+            lam = np.where(done | hit, lam, new)
+            done = done | hit | small
+            if done.all():
                 break
-            lo = np.where(bad, lo / 4, lo)
-        hi = np.maximum(ks / max(var, 1e-300), 1e-6)
-        for _ in range(200):  # K' is increasing: grow hi until K'(hi) ≥ k
-            _, d = self(hi)
-            bad = d < ks
-            if not bad.any():
-                break
-            hi = np.where(bad, hi * 4, hi)
-        for _ in range(60):
-            mid = np.sqrt(lo * hi)
-            _, d = self(mid)
-            lo, hi = np.where(d < ks, mid, lo), np.where(d < ks, hi, mid)
-        return hi
+        return lam
 
 
 @dataclass

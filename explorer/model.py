@@ -20,7 +20,6 @@ naming the field and the value, before any accounting.
 
 from __future__ import annotations
 
-import itertools
 import math
 import threading
 import time
@@ -304,15 +303,12 @@ _CACHE: OrderedDict[tuple[Any, ...], Live] = OrderedDict()
 _LOCK = threading.Lock()
 
 
-def _bracket_hint(eps: Sequence[Fraction], deltas: Sequence[Any], delta: Fraction) -> tuple[Fraction, Fraction] | None:
-    """Two neighbouring ε of a computed δ curve between which δ crosses ``delta`` (certified δ above it
-    at the first, not above it at the second), or ``None``: a hint for :meth:`accountant.Composition.epsilon`,
-    which checks it."""
-    ordered = sorted(zip(eps, deltas, strict=True), key=lambda t: t[0])
-    for (a, da), (b, db) in itertools.pairwise(ordered):
-        if 0 < a < b and mpf_to_fraction(da.lower) > delta >= mpf_to_fraction(db.upper):
-            return a, b
-    return None
+def epsilon_hints(*eps_lists: Sequence[Fraction]) -> tuple[Fraction, ...] | None:
+    """Every ε > 0 the page has just asked δ for, increasing: the hint ``near`` of
+    :meth:`accountant.Composition.epsilon`, which checks it from the tails it already holds (no new
+    integration), takes the bracket two neighbours give and starts from their interpolation."""
+    xs = sorted({x for xs in eps_lists for x in xs if x > 0})
+    return tuple(xs) if len(xs) >= 2 else None
 
 
 def _live(scenario: Scenario, baseline: Allocation, setting: Setting, page: PagePromise) -> Live:
@@ -331,7 +327,7 @@ def _live(scenario: Scenario, baseline: Allocation, setting: Setting, page: Page
     if page.kind == "curve":
         grid, exact = eps_p, list(at_points)
     # the curve just computed brackets the safe ε most of the time: the search starts there (checked)
-    e = comp.epsilon(points[head].delta, tol=EPS_RTOL, near=_bracket_hint(grid, exact, points[head].delta_fraction))
+    e = comp.epsilon(points[head].delta, tol=EPS_RTOL, near=epsilon_hints(eps_p, grid))
     rho0 = baseline.total_rho
     curve = [
         {"eps": float(x), "claim": float(zcdp_claim_delta(rho0, x, page.conversion)), "exact": float(y.upper)}

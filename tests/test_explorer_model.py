@@ -234,10 +234,11 @@ def test_explore_refuses_a_bad_port_or_scenario_in_one_line(capsys):
 
 
 def test_the_live_epsilon_is_the_accountants_own_search(dhc):
-    """The live ε starts from the bracket its δ curve gives (a hint the accountant checks): it equals the
-    unhinted search's safe ε to the digits shown, and that bracket holds it."""
+    """The live ε starts from the δ curve the page has just computed (a hint the accountant checks from
+    the tails it holds): it equals the unhinted search's safe ε to the digits shown, the curve brackets
+    it, and the hinted search integrates at most two more times."""
     from accountant.decimals import decimal_string
-    from explorer.model import _bracket_hint
+    from explorer.model import epsilon_hints
     from optimizer.search import proxy_composition
     from optimizer.search.proxy import mpf_to_fraction
 
@@ -249,6 +250,18 @@ def test_the_live_epsilon_is_the_accountants_own_search(dhc):
     plain = comp.epsilon("1e-10", tol=1e-12)
     assert res.epsilon_safe == decimal_string(mpf_to_fraction(plain.value), 12, "up", notation="auto")
     grid = [Fraction(promise.epsilon) * Fraction(5 + k, 10) for k in range(11)]
-    hint = _bracket_hint(grid, comp.delta_curve(grid, tol=1e-35, rtol=1e-12), Fraction(1, 10**10))
-    assert hint is not None and hint[0] < mpf_to_fraction(plain.value) <= hint[1]
-    assert _bracket_hint(grid[:1], comp.delta_curve(grid[:1]), Fraction(1, 10**10)) is None
+    hints = epsilon_hints([Fraction(promise.epsilon)], grid)
+    assert hints is not None and hints[0] < mpf_to_fraction(plain.value) <= hints[-1]
+    assert epsilon_hints(grid[:1]) is None and epsilon_hints([Fraction(0), grid[0]]) is None
+    fresh = proxy_composition(setting.allocation(alloc))
+    fresh.delta_curve(hints, tol=1e-35, rtol=1e-12)
+    calls: list = []
+    real = fresh._delta_curve
+
+    def counted(*a, **k):
+        calls.append(a[0])
+        return real(*a, **k)
+
+    fresh._delta_curve = counted  # type: ignore[method-assign]
+    hinted = fresh.epsilon("1e-10", tol=1e-12, near=hints)
+    assert hinted.value == plain.value and len(calls) <= 2, calls

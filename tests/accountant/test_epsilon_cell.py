@@ -103,3 +103,56 @@ def test_a_good_bracket_hint_saves_engine_batches():
     assert hinted.value == plain.value and len(calls) < n_plain
     with pytest.raises(ValueError, match="near"):
         comp.epsilon("1e-10", near=(v, 0.5 * v))
+
+
+@settings(max_examples=15, deadline=None)
+@given(
+    s1=_sigma2,
+    s2=_sigma2,
+    log10_delta=st.integers(min_value=-30, max_value=-2),
+    ladder=st.lists(st.floats(min_value=0.05, max_value=12.0), min_size=2, max_size=12, unique=True),
+    asked_before=st.booleans(),
+)
+def test_a_ladder_of_hints_is_checked_never_trusted(s1, s2, log10_delta, ladder, asked_before):
+    """``near`` with many ε (the explorer passes its whole δ curve), whether δ was asked there before
+    (then checked from the tails the composition holds) or not: the answer keeps the promise and breaks
+    it as the brute force says, with a bracket of the requested width."""
+    comp = Composition([DiscreteGaussian(s1), DiscreteGaussian(s2)])
+    ladder = sorted(ladder)
+    if asked_before:
+        comp.delta_curve(ladder, tol=1e-35, rtol=1e-12)
+    hinted = comp.epsilon(f"1e{log10_delta}", near=ladder)
+    with mpmath.workdps(80):
+        target = mpmath.mpf(10) ** log10_delta
+    with mpmath.workdps(60):
+        assert delta_direct([(s1, 1), (s2, 1)], hinted.value) <= target
+        if hinted.lower is not None:
+            assert delta_direct([(s1, 1), (s2, 1)], hinted.lower) > target
+    assert hinted.tolerance_met and hinted.value - (hinted.lower or 0) <= 1e-12 * max(1, hinted.value)
+
+
+def test_a_curve_already_computed_brackets_epsilon_without_integrating_again():
+    """δ asked on a grid first, then ε(δ) with that grid as the hint: the bracket comes from the kept
+    tails (no batch for it), the first probe from their interpolation, the next from its lattice cell —
+    at most two batches, where the search without the hint takes more; the same safe ε either way."""
+    comp = Composition([DiscreteGaussian(F(3, 2))] * 3 + [DiscreteGaussian(F(7, 3))])
+    plain = comp.epsilon("1e-10")
+    v = float(plain.value)
+    grid = [v * (0.5 + 0.1 * k) for k in range(11)]
+    fresh = Composition([DiscreteGaussian(F(3, 2))] * 3 + [DiscreteGaussian(F(7, 3))])
+    fresh.delta_curve(grid, tol=1e-35, rtol=1e-12)
+    calls: list = []
+    real = fresh._delta_curve
+
+    def counted(*a, **k):
+        calls.append(a[0])
+        return real(*a, **k)
+
+    fresh._delta_curve = counted  # type: ignore[method-assign]
+    hinted = fresh.epsilon("1e-10", near=grid)
+    assert hinted.value == plain.value and hinted.lower == plain.lower
+    assert len(calls) <= 2, calls
+    with pytest.raises(ValueError, match="near"):
+        fresh.epsilon("1e-10", near=grid[:1])
+    with pytest.raises(ValueError, match="near"):
+        fresh.epsilon("1e-10", near=[grid[1], grid[0], grid[2]])
