@@ -83,6 +83,9 @@ TAIL_MEMO_SIZE = 4096
 #: the ε search steps to the lattice-cell root of its last probe (a Newton step in e^ε) at most this
 #: many times before it keeps to regula falsi alone.
 EPSILON_CELL_STEPS = 4
+#: a hinted bracket's end starts the cell steps only when its δ is within this of the target in log
+#: (a factor 1.1); farther, the first probe interpolates the hints instead.
+CELL_STEP_LOG_REACH = 0.1
 #: supported range of σ² (exact rationals): outside it the engines' planning (floats) and theta
 #: evaluations are not validated; compositions are refused up front with this range named.
 SIGMA2_MIN = Fraction(1, 10**4)
@@ -751,6 +754,18 @@ class Composition:
         with mpmath.workdps(max(30, int(-math.log10(tol)) + 15)):
             return self._epsilon(target, delta, tol, delta_tol, near)
 
+    def epsilon_estimate(self, delta) -> Fraction:
+        """An uncertified estimate of ε(δ): where the Gaussian-DP surrogate's δ (μ² = :attr:`mu2`,
+        Dong, Roth & Su arXiv 1905.02383) equals ``delta``, as an exact Fraction of a float — the start of
+        :meth:`epsilon`'s search.  For a hint (``near``): a caller that asks δ there in a batch it runs
+        anyway lets the search end in closed form when the root shares that point's lattice cell
+        (the surrogate is within ~1e-11 of ε on the Census proxy pairs, a cell ~1e-6 wide)."""
+        target = _parse_exact(delta, "delta")
+        if not (0 < target < 1):
+            raise ValueError(f"delta: must be in (0, 1), got {delta!r}")
+        with mpmath.workdps(30):
+            return _mpf_fraction(self._gdp_guess(float(mpmath.log(_frac_bounds(target)[0])), delta))
+
     def _gdp_guess(self, log_target: float, delta) -> mpmath.mpf:
         """The ε where the Gaussian-DP surrogate's log δ equals ``log_target`` (bisection in
         floats): where the certified search of :meth:`_epsilon` starts."""
@@ -793,7 +808,11 @@ class Composition:
         guess = None  # the next probe when the search has a better one than regula falsi's
         if (hinted := self._hinted_bracket(near, delta_tol, below, above)) is not None:
             lo, d_lo, hi, d_hi, samples = hinted
-            guess = self._interpolated(samples, lo, hi, mpmath.log(tgt_lo))
+            found, guess = self._from_kept_ends(lo, d_lo, hi, d_hi, (tgt_lo, tgt_hi), delta_tol)
+            if found is not None:  # the root shares a hint's lattice cell: closed form, no integration
+                return EpsilonResult(value=found[0], lower=found[1], delta_at_value=found[2], tol=tol)
+            if guess is None:
+                guess = self._interpolated(samples, lo, hi, mpmath.log(tgt_lo))
         else:
             d0 = dlt(0)
             if below(d0):  # ε(δ) = 0
@@ -871,30 +890,71 @@ class Composition:
 
     def _hinted_bracket(self, near, delta_tol: float, below, above):
         """``(a, δ(a), b, δ(b), samples)`` when two neighbouring ε of the caller's ``near`` (increasing)
-        certainly bracket the target (δ(a) above it, δ(b) not), else ``None``; ``samples`` are every
-        hint's (ε, certified δ), for the first probe's interpolation.  δ at a hint comes from tails this
-        composition already holds (:meth:`_remember_tails`), the rest from one engine batch."""
+        certainly bracket the target (δ(a) above it, δ(b) not; found by bisection), else ``None``;
+        ``samples`` are (ε, certified δ) of the bracket's ends and their outer neighbours, for the first
+        probe's interpolation.  δ at a hint comes from tails this composition already holds
+        (:meth:`_remember_tails`, enclosed only where the bisection asks), the rest from one engine batch."""
         if near is None:
             return None
         # the hints are the binary numbers δ is computed at (a rounded hint is still a checked one)
         xs = [_mpf(f.numerator) / f.denominator for f in (_parse_exact(x, "near") for x in near)]
         if len(xs) < 2 or not (xs[0] > 0 and all(u < v for u, v in itertools.pairwise(xs))):
             raise ValueError(f"epsilon: near must be two or more increasing ε > 0, got {cut(repr(near))}")
-        ds: list[Certified | None] = []
-        for x in xs:
-            f = _mpf_fraction(x)
+        need = math.log(delta_tol) - 2  # e^ε's precision: as for a δ computed at delta_tol
+        fracs = [_mpf_fraction(x) for x in xs]
+        kept: list[tuple[Certified, Certified] | None] = []
+        for f in fracs:
             k1, k2 = self._thresholds(f)
             t1, t2 = self._tail_memo.get(k1), self._tail_memo.get(k2)
-            ds.append(None if t1 is None or t2 is None else _delta_from_tails(t1, t2, f, -800.0, f"near = {x}"))
-        missing = [i for i, d in enumerate(ds) if d is None]
+            kept.append(None if t1 is None or t2 is None else (t1, t2))
+        ds: dict[int, Certified] = {}
+        missing = [i for i, t in enumerate(kept) if t is None]
         if missing:
             for i, d in zip(missing, self._delta_curve([xs[i] for i in missing], delta_tol, DEFAULT_RTOL)[0]):
                 ds[i] = d
-        samples = list(zip(xs, ds))
-        for (a, d_a), (b, d_b) in itertools.pairwise(samples):
-            if above(d_a) and below(d_b):
-                return a, d_a, b, d_b, samples
-        return None
+
+        def d_at(i: int) -> Certified:  # enclosed from kept tails on demand (δ is monotone: few are needed)
+            if i not in ds:
+                t1, t2 = kept[i]  # type: ignore[misc]
+                ds[i] = _delta_from_tails(t1, t2, fracs[i], need, f"near = {xs[i]}")
+            return ds[i]
+
+        # the last hint certainly above the target, by bisection (a prefix of the hints is above)
+        lo_i, hi_i = -1, len(xs)
+        while hi_i - lo_i > 1:
+            mid = (lo_i + hi_i) // 2
+            lo_i, hi_i = (mid, hi_i) if above(d_at(mid)) else (lo_i, mid)
+        if lo_i < 0 or hi_i >= len(xs) or not below(d_at(hi_i)):
+            return None
+        # the samples for the interpolation: the bracket's ends and their outer neighbours
+        samples = [(xs[i], d_at(i)) for i in range(max(0, lo_i - 1), min(len(xs), hi_i + 2))]
+        return xs[lo_i], ds[lo_i], xs[hi_i], ds[hi_i], samples
+
+    def _from_kept_ends(self, lo, d_lo, hi, d_hi, target_bounds, delta_tol: float):
+        """From the kept tails of a hinted bracket's ends: ``(closed form, None)`` when the root lies in
+        one end's lattice cell (:meth:`_cell_root`), else ``(None, the cell step of the end nearer the
+        target in log δ, when it lies inside the bracket)``; ``(None, None)`` without kept tails or on an
+        engine whose enclosures do not shrink."""
+        if not self._engine.improvable:
+            return None, None
+        tgt_lo, tgt_hi = target_bounds
+        steps = []
+        for x, d in ((lo, d_lo), (hi, d_hi)):
+            f = _mpf_fraction(x)
+            k1, k2 = self._thresholds(f)
+            t1, t2 = self._tail_memo.get(k1), self._tail_memo.get(k2)
+            if t1 is None or t2 is None:
+                continue
+            found = self._cell_root(f, (t1, t2), tgt_lo, tgt_hi, delta_tol, d, lo, hi)
+            if found is not None:
+                return found, None
+            # a cell step from afar creeps (δ changes by orders of magnitude across the bracket): only
+            # from an end whose δ is within CELL_STEP_LOG_REACH of the target in log
+            gap = abs(mpmath.log(d.value) - mpmath.log(tgt_lo)) if d.value > 0 else mpmath.inf
+            if t2.value > 0 and t1.value > tgt_lo and gap <= CELL_STEP_LOG_REACH:
+                steps.append((gap, mpmath.log((t1.value - tgt_lo) / t2.value)))
+        inside = [s for _, s in sorted(steps) if lo < s < hi]
+        return None, (inside[0] if inside else None)
 
     @staticmethod
     def _interpolated(samples, lo, hi, log_target):

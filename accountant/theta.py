@@ -22,6 +22,7 @@ References: Canonne, Kamath & Steinke arXiv 2004.00010; Su, Su & Wang arXiv 2606
 
 from __future__ import annotations
 
+import functools
 import math
 from fractions import Fraction
 
@@ -94,6 +95,7 @@ def log_abs_cf_bounds(sigma2: float, theta: np.ndarray) -> np.ndarray:
 _HW_RTOL = 1e-4
 
 
+@functools.lru_cache(maxsize=8192)  # a pure function of its three numbers, asked again by every batch and plan
 def peak_halfwidth(sigma2: float, multiplicity: int, log_threshold: float) -> float | None:
     """Smallest θ_r ∈ (0, π) with  m·log B(θ) < log_threshold  for all θ ∈ [θ_r, π] (up to a
     relative 1e-4, on the wide side).

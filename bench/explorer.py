@@ -19,6 +19,8 @@ from __future__ import annotations
 import argparse
 import re
 import statistics
+import subprocess
+import sys
 import tempfile
 import time
 
@@ -43,18 +45,38 @@ new MutationObserver((m, o) => {
 """
 
 
+#: resolves (in the page) with the milliseconds from the slider's change to the new numbers on screen
+_WAIT_SHOWN = """
+const done = arguments[arguments.length - 1];
+(function poll() {
+  if (window.__shown !== null) { done(window.__shown - window.__moved); } else { setTimeout(poll, 1); }
+})();
+"""
+
+
 def _p95(xs: list[float]) -> float:
     s = sorted(xs)
     return s[min(len(s) - 1, round(0.95 * (len(s) - 1)))]
 
 
-def _changed(text, before: str):
-    """A wait condition: the page's factor list differs from ``before``."""
+def _start_explorer(scenario: str) -> tuple[subprocess.Popen, str]:
+    """``census-plb explore --scenario S --port 0`` in its own process, as a user runs it, and its address.
 
-    def check(_driver) -> bool:
-        return text("factors") != before
-
-    return check
+    Not a thread of this process: the driver's polling (every 2 ms) would then share the server's GIL and
+    slow the accountant it measures (in one process the first visits' accountant time was ~35 % above
+    the same settings' time with no browser; the page's own server never shares a process with a driver)."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "optimizer.cli", "explore", "--scenario", scenario, "--port", "0"],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert proc.stdout is not None
+    line = proc.stdout.readline()  # "census-plb explorer for S: http://127.0.0.1:PORT/  (Ctrl-C stops it)"
+    found = re.search(r"(http://\S+/)", line)
+    if found is None:
+        proc.terminate()
+        raise RuntimeError(f"census-plb explore did not print its address: {line!r}")
+    return proc, found.group(1)
 
 
 def measure(scenario: str, moves: int) -> list[dict]:
@@ -67,11 +89,10 @@ def measure(scenario: str, moves: int) -> list[dict]:
     from selenium.webdriver.common.keys import Keys
     from selenium.webdriver.support.ui import WebDriverWait
 
-    from explorer.app import create_app, start_server
     from optimizer.scenario import load_scenario
 
     sc = load_scenario(scenario)
-    server, _ = start_server(create_app(sc), "127.0.0.1", 0)
+    server, url = _start_explorer(scenario)
     opts = Options()
     opts.binary_location = "/usr/bin/chromium"
     with tempfile.TemporaryDirectory() as profile:
@@ -80,8 +101,9 @@ def measure(scenario: str, moves: int) -> list[dict]:
         opts.add_argument(f"--user-data-dir={profile}")
         driver = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=opts)
         try:
-            driver.get(f"http://127.0.0.1:{server.server_port}/")
-            wait = WebDriverWait(driver, 120, poll_frequency=0.002)
+            driver.get(url)
+            wait = WebDriverWait(driver, 120, poll_frequency=0.05)
+            driver.set_script_timeout(120)
 
             def text(i: str) -> str:
                 for _ in range(20):  # the panel is re-rendered on every move: retry a replaced element
@@ -109,10 +131,12 @@ def measure(scenario: str, moves: int) -> list[dict]:
                 driver.execute_script(_OBSERVE, g, GEOLEVEL_SLIDERS)  # timestamps taken in the page itself
                 t0 = time.perf_counter()
                 handles[g].send_keys(key)
-                wait.until(_changed(text, before))
+                # one asynchronous script waits in the page (no polling from here: a busy driver would
+                # take CPU from the server and the browser it measures)
+                screen = driver.execute_async_script(_WAIT_SHOWN)
                 roundtrip = 1000 * (time.perf_counter() - t0)
-                wait.until(lambda d: d.execute_script("return window.__shown !== null"))
-                screen = driver.execute_script("return window.__shown - window.__moved")
+                if text("factors") == before:
+                    raise RuntimeError(f"move {k + 1}: the page showed no new setting")
                 acc = re.search(r"accountant: (\d+) ms", text("timing"))
                 now = text("factors")
                 revisit = now in seen  # the page keeps recent results: a setting seen before costs no accounting
@@ -132,7 +156,8 @@ def measure(scenario: str, moves: int) -> list[dict]:
             return rows
         finally:
             driver.quit()
-            server.shutdown()
+            server.terminate()
+            server.wait(timeout=30)
 
 
 def in_process(scenario: str, factor_texts: list[str]) -> tuple[list[float], float]:

@@ -20,7 +20,6 @@ import threading
 from pathlib import Path
 from typing import Any
 
-import plotly.graph_objects as go
 from dash import ALL, Dash, Input, Output, State, ctx, dcc, html, no_update
 from werkzeug.serving import BaseWSGIServer, make_server
 
@@ -37,7 +36,6 @@ from explorer.model import (
     factor_from_slider,
     live,
     parse_factor,
-    tradeoff_points,
 )
 from explorer.presets import OBJECTIVE_CHOICES, Preset, optimize_from_here, run_preset, static_presets, uniform_cut
 from explorer.tasks import Tasks
@@ -112,35 +110,49 @@ def _query_text(factors: dict[str, str], shown: int = 6) -> str:
     return f"{len(items)}: " + ", ".join(items[:shown]) + (" …" if len(items) > shown else "")
 
 
-def _curves(curve: list[dict[str, float]]) -> go.Figure:
-    fig = go.Figure()
+# The two figures are plain Plotly JSON (what dcc.Graph receives anyway): building go.Figure objects and
+# encoding them took ~25 ms of Python a move, holding the GIL while the next move's numbers were computed.
+_FIGURE_MARGIN = {"l": 60, "r": 20, "t": 40, "b": 40}
+
+
+def _line(x: list[float], y: list[float], name: str, dash: bool = False) -> dict[str, Any]:
+    trace: dict[str, Any] = {"type": "scatter", "mode": "lines", "x": x, "y": y, "name": name}
+    if dash:
+        trace["line"] = {"dash": "dash"}
+    return trace
+
+
+def _curves(curve: list[dict[str, float]]) -> dict[str, Any]:
     eps = [p["eps"] for p in curve]
-    fig.add_trace(
-        go.Scatter(x=eps, y=[p["claim"] for p in curve], name="zCDP claim (baseline ρ)", line={"dash": "dash"})
-    )
-    fig.add_trace(go.Scatter(x=eps, y=[p["exact"] for p in curve], name="exact, this setting (proxy pair)"))
-    fig.update_layout(
-        title="(ε, δ): the zCDP claim and the exact guarantee",
-        yaxis={"type": "log", "title": "δ"},
-        xaxis={"title": "ε"},
-        height=360,
-        margin={"l": 60, "r": 20, "t": 40, "b": 40},
-    )
-    return fig
+    return {
+        "data": [
+            _line(eps, [p["claim"] for p in curve], "zCDP claim (baseline ρ)", dash=True),
+            _line(eps, [p["exact"] for p in curve], "exact, this setting (proxy pair)"),
+        ],
+        "layout": {
+            "title": {"text": "(ε, δ): the zCDP claim and the exact guarantee"},
+            "yaxis": {"type": "log", "title": {"text": "δ"}},
+            "xaxis": {"title": {"text": "ε"}},
+            "height": 360,
+            "margin": _FIGURE_MARGIN,
+        },
+    }
 
 
-def _tradeoff(now: dict[str, list[float]], today: dict[str, list[float]]) -> go.Figure:
-    fig = go.Figure()
-    fig.add_trace(go.Scatter(x=today["alpha"], y=today["beta"], name="baseline (proxy pair)", line={"dash": "dash"}))
-    fig.add_trace(go.Scatter(x=now["alpha"], y=now["beta"], name="this setting (proxy pair)"))
-    fig.update_layout(
-        title="f-DP trade-off: type II error β at type I error α (log axes)",
-        xaxis={"type": "log", "title": "α", "range": [-20, 0]},
-        yaxis={"type": "log", "title": "β", "range": [-20, 0]},
-        height=360,
-        margin={"l": 60, "r": 20, "t": 40, "b": 40},
-    )
-    return fig
+def _tradeoff(now: dict[str, list[float]], today: dict[str, list[float]]) -> dict[str, Any]:
+    return {
+        "data": [
+            _line(today["alpha"], today["beta"], "baseline (proxy pair)", dash=True),
+            _line(now["alpha"], now["beta"], "this setting (proxy pair)"),
+        ],
+        "layout": {
+            "title": {"text": "f-DP trade-off: type II error β at type I error α (log axes)"},
+            "xaxis": {"type": "log", "title": {"text": "α"}, "range": [-20, 0]},
+            "yaxis": {"type": "log", "title": {"text": "β"}, "range": [-20, 0]},
+            "height": 360,
+            "margin": _FIGURE_MARGIN,
+        },
+    }
 
 
 def _action_row(label: str, control: Any, button: str, button_id: str, status_id: str) -> html.Div:
@@ -247,9 +259,9 @@ def create_app(
     run, run_why = run_preset(scenario, baseline, runs_root)
     if run is not None:
         presets[run.key] = run
-    today_tradeoff = tradeoff_points(baseline)
     # the first screen is computed here (a callback whose outputs are also its inputs is not called on load)
     first = live(scenario, baseline, Setting(), PagePromise.of_scenario(scenario))
+    today_tradeoff = first.tradeoff  # (the baseline's own: Setting() changes nothing)
     levels = baseline.geolevels
     queries = {g: list(baseline.level(g).queries) for g in levels}
     scenario_promise = PagePromise.of_scenario(scenario)
@@ -274,7 +286,7 @@ def create_app(
             ),
             dcc.Store(id="setting", data=Setting().as_json()),
             dcc.Store(id="apply", data=None),
-            dcc.Store(id="live-curves", data={"curve": first.curve, "setting": Setting().as_json()}),
+            dcc.Store(id="live-curves", data={"curve": first.curve, "tradeoff": first.tradeoff}),
             _action_row(
                 "Start from",
                 dcc.Dropdown(
@@ -460,14 +472,13 @@ def create_app(
         except FieldError as exc:  # said next to the field; the numbers shown stay those of the last valid input
             return (*head, typed_errors, "", status, no_update, no_update, str(exc))
         res = live(scenario, baseline, setting, promise)
-        return (*head, typed_errors, "", status, _panel(res), {"curve": res.curve, "setting": setting.as_json()}, "")
+        return (*head, typed_errors, "", status, _panel(res), {"curve": res.curve, "tradeoff": res.tradeoff}, "")
 
     @app.callback(Output("curves", "figure"), Output("tradeoff", "figure"), Input("live-curves", "data"))
     def draw(curves):
         if not curves:
             return no_update, no_update
-        now = tradeoff_points(Setting.from_json(curves["setting"]).allocation(baseline))
-        return _curves(curves["curve"]), _tradeoff(now, today_tradeoff)
+        return _curves(curves["curve"]), _tradeoff(curves["tradeoff"], today_tradeoff)
 
     @app.callback(Output("query-sliders", "children"), Input("query-level", "value"), State("setting", "data"))
     def show_queries(g, data):

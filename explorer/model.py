@@ -9,7 +9,7 @@ certified δ at each promised ε (an interval, with whether it met its tolerance
 promised δ, the total ρ, whether the promise is kept *on the proxy pair* (certified: every upper
 bound of δ ≤ its promised δ), each geolevel's noise standard deviation in persons before and
 after, and the (ε, δ) curves of the zCDP claim and of the exact mechanism. The f-DP trade-off
-curve (arXiv 1905.02383) of the proxy pair is :func:`tradeoff_points` (drawn after the numbers).
+curve (arXiv 1905.02383) of the proxy pair comes from the same engine batch as the δ curve.
 The all-pairs confirmation is a separate, slower step (:mod:`explorer.certify`).
 
 Factors are exact: a float from a slider becomes a fraction on the grid 1/:data:`FACTOR_GRID`
@@ -20,6 +20,7 @@ naming the field and the value, before any accounting.
 
 from __future__ import annotations
 
+import functools
 import math
 import threading
 import time
@@ -63,8 +64,8 @@ SLIDER_STEP = 0.05
 #: a typed factor must lie in this range (exact; beyond it the page has nothing sensible to show)
 FACTOR_RANGE = (Fraction(1, 1000), Fraction(1000))
 #: tolerances of the live numbers: δ to 1e-35 absolute / 1e-12 relative, ε to 1e-12 relative, the
-#: trade-off curve's vertices to 1e-20 absolute
-DELTA_TOL, DELTA_RTOL, EPS_RTOL, TRADEOFF_TOL = 1e-35, 1e-12, 1e-12, 1e-20
+#: trade-off curve's vertices to 1e-12 absolute (it is drawn, never printed: floats of the midpoints)
+DELTA_TOL, DELTA_RTOL, EPS_RTOL, TRADEOFF_TOL = 1e-35, 1e-12, 1e-12, 1e-12
 #: ε grid of the live curves: this many points from 0.5 to 1.5 × the promised ε
 CURVE_POINTS = 11
 #: vertices of the live trade-off curve
@@ -257,6 +258,7 @@ class Live:
     points: list[dict[str, Any]]  # every promised point: eps, delta, exact δ upper, kept
     noise_sd: list[dict[str, str]]  # per geolevel: RMS noise SD of one count, today and now (persons)
     curve: list[dict[str, float]]  # eps, zCDP claim δ of the baseline ρ, exact δ now (upper)
+    tradeoff: dict[str, list[float]]  # the trade-off curve now: alpha, beta (as tradeoff_points)
     seconds: float  # accountant time
 
     def as_dict(self) -> dict[str, Any]:
@@ -271,7 +273,10 @@ def _rms_sd(alloc: Allocation, geolevel: str) -> float:
 def tradeoff_points(alloc: Allocation, n: int = TRADEOFF_POINTS) -> dict[str, list[float]]:
     """The exact trade-off curve β = T(α) of ``alloc``'s proxy pair at ``n`` vertices (certified to
     :data:`TRADEOFF_TOL`; floats of the interval midpoints, for plotting only)."""
-    tc = proxy_composition(alloc).tradeoff_curve(n=n, tol=TRADEOFF_TOL)
+    return _plotted(proxy_composition(alloc).tradeoff_curve(n=n, tol=TRADEOFF_TOL))
+
+
+def _plotted(tc) -> dict[str, list[float]]:
     return {"alpha": [float(a.value) for a in tc.alpha], "beta": [float(b.value) for b in tc.beta]}
 
 
@@ -311,6 +316,12 @@ def epsilon_hints(*eps_lists: Sequence[Fraction]) -> tuple[Fraction, ...] | None
     return tuple(xs) if len(xs) >= 2 else None
 
 
+@functools.lru_cache(maxsize=1024)
+def _claim(rho: Fraction, eps: Fraction, conversion: str) -> float:
+    """The zCDP claim's δ at ``eps`` for the baseline's ρ (plotted): the same on every move."""
+    return float(zcdp_claim_delta(rho, eps, conversion))
+
+
 def _live(scenario: Scenario, baseline: Allocation, setting: Setting, page: PagePromise) -> Live:
     new = setting.allocation(baseline)
     t0 = time.perf_counter()
@@ -319,18 +330,28 @@ def _live(scenario: Scenario, baseline: Allocation, setting: Setting, page: Page
     # the headline point: the promise's (point) or the curve's most binding point (largest δ/δ_k)
     eps_p = [Fraction(t.epsilon) for t in points]
     grid = [eps_p[0] * Fraction(5 + k, 10) for k in range(CURVE_POINTS)] if page.kind == "point" else []
-    # one pass for every promised point and the curve (shared set-up, instead of one call per ε)
-    ds = comp.delta_curve([t.epsilon for t in points] + grid, tol=DELTA_TOL, rtol=DELTA_RTOL)
-    at_points, exact = ds[: len(points)], ds[len(points) :]
+    # one engine batch for every promised point, the curve and the trade-off curve (shared nodes and tilts;
+    # a second call for the trade-off would wait for this one's lock and slow the next move)
+    # ... and at the surrogate's estimate of each promised δ's ε: the safe ε's search then usually ends in
+    # closed form from those tails (the root shares the estimate's lattice cell), with no batch of its own
+    guesses = [comp.epsilon_estimate(t.delta) for t in points]
+    ds, tc = comp.delta_and_tradeoff(
+        [t.epsilon for t in points] + grid + guesses,
+        n=TRADEOFF_POINTS,
+        tol=DELTA_TOL,
+        rtol=DELTA_RTOL,
+        tradeoff_tol=TRADEOFF_TOL,
+    )
+    at_points, exact = ds[: len(points)], ds[len(points) : len(points) + len(grid)]
     uppers = [mpf_to_fraction(d.upper) for d in at_points]
     head = max(range(len(points)), key=lambda i: uppers[i] / points[i].delta_fraction)
     if page.kind == "curve":
         grid, exact = eps_p, list(at_points)
     # the curve just computed brackets the safe ε most of the time: the search starts there (checked)
-    e = comp.epsilon(points[head].delta, tol=EPS_RTOL, near=epsilon_hints(eps_p, grid))
+    e = comp.epsilon(points[head].delta, tol=EPS_RTOL, near=epsilon_hints(eps_p, grid, guesses))
     rho0 = baseline.total_rho
     curve = [
-        {"eps": float(x), "claim": float(zcdp_claim_delta(rho0, x, page.conversion)), "exact": float(y.upper)}
+        {"eps": float(x), "claim": _claim(rho0, x, page.conversion), "exact": float(y.upper)}
         for x, y in zip(grid, exact, strict=True)
     ]
     seconds = time.perf_counter() - t0
@@ -362,5 +383,6 @@ def _live(scenario: Scenario, baseline: Allocation, setting: Setting, page: Page
             for g in baseline.geolevels
         ],
         curve=curve,
+        tradeoff=_plotted(tc),
         seconds=seconds,
     )

@@ -264,4 +264,25 @@ def test_the_live_epsilon_is_the_accountants_own_search(dhc):
 
     fresh._delta_curve = counted  # type: ignore[method-assign]
     hinted = fresh.epsilon("1e-10", tol=1e-12, near=hints)
-    assert hinted.value == plain.value and len(calls) <= 2, calls
+    assert max(hinted.lower, plain.lower) < min(hinted.value, plain.value)  # both hold the root
+    assert len(calls) <= 2, calls
+
+
+def test_a_move_costs_one_engine_batch(dhc, monkeypatch):
+    """The live numbers of a new setting — δ at the promise, the δ curve, the trade-off curve and the safe ε
+    — come from one engine batch: the ε search ends in closed form from the tails at the surrogate's
+    estimate, which rides in that batch (two more batches at most when it does not)."""
+    from accountant import composition as C
+
+    sc, alloc = dhc
+    calls: list = []
+    real = C.Composition._delta_curve
+
+    def counted(self, *a, **k):
+        calls.append(a[0])
+        return real(self, *a, **k)
+
+    monkeypatch.setattr(C.Composition, "_delta_curve", counted)
+    res = live(sc, alloc, Setting((("State", Fraction(8, 5)),), ()))
+    assert res.seconds > 0 and len(calls) == 1, calls
+    assert len(res.tradeoff["alpha"]) == len(res.tradeoff["beta"]) > 10
