@@ -363,6 +363,17 @@ def _delta_from_tails(t1: Certified, t2: Certified, eps: Fraction, need: float, 
     return Certified(max(lo, _mpf(0)), min(hi, _mpf(1)))
 
 
+def _falsi_point(lo, hi, f_lo, f_hi):
+    """Regula falsi's next probe in (lo, hi) on log δ − log target (``f_lo`` > 0 > ``f_hi``), kept at least
+    1e-3 of the bracket from either end (progress)."""
+    x = hi - f_hi * (hi - lo) / (f_hi - f_lo) if f_hi != f_lo else (lo + hi) / 2
+    width = hi - lo
+    if not (lo < x < hi) or min(x - lo, hi - x) < width * 1e-3:
+        x = (lo + hi) / 2 if not (lo < x < hi) else x
+        x = min(max(x, lo + width * 1e-3), hi - width * 1e-3)  # keep progress
+    return x
+
+
 def _bracket(guess, d0: Certified, dlt, below, above):
     """``(lo, δ(lo), hi, δ(hi))`` around ``guess``, widened geometrically until δ(lo) is certainly
     above the target (or lo = 0) and δ(hi) certainly not (the caller checks the second: 200
@@ -805,22 +816,10 @@ class Composition:
         def above(d: Certified) -> bool:  # δ > target, certainly
             return bool(d.lower > tgt_hi)
 
-        guess = None  # the next probe when the search has a better one than regula falsi's
-        if (hinted := self._hinted_bracket(near, delta_tol, below, above)) is not None:
-            lo, d_lo, hi, d_hi, samples = hinted
-            found, guess = self._from_kept_ends(lo, d_lo, hi, d_hi, (tgt_lo, tgt_hi), delta_tol)
-            if found is not None:  # the root shares a hint's lattice cell: closed form, no integration
-                return EpsilonResult(value=found[0], lower=found[1], delta_at_value=found[2], tol=tol)
-            if guess is None:
-                guess = self._interpolated(samples, lo, hi, mpmath.log(tgt_lo))
-        else:
-            d0 = dlt(0)
-            if below(d0):  # ε(δ) = 0
-                return EpsilonResult(value=mpmath.mpf(0), lower=None, delta_at_value=d0, tol=tol)
-            guess = self._gdp_guess(float(mpmath.log(tgt_lo)), delta)
-            lo, d_lo, hi, d_hi = _bracket(guess, d0, dlt, below, above)
-            if not below(d_hi):
-                raise ArithmeticError(f"epsilon: could not certify delta <= {delta}")
+        start = self._start(near, delta, delta_tol, (tgt_lo, tgt_hi), dlt, below, above, tol)
+        if isinstance(start, EpsilonResult):
+            return start
+        lo, d_lo, hi, d_hi, guess = start  # guess: the first probe, when better than regula falsi's
         lo_ok = above(d_lo)  # else lo = 0 and δ(0) is not certainly above the target
 
         def logd(d: Certified):
@@ -847,15 +846,8 @@ class Composition:
             if not straddled:
                 if hi - lo <= slack:
                     break
-                if guess is not None and lo < guess < hi and cell_steps <= EPSILON_CELL_STEPS and exact_tails:
-                    x = guess
-                else:
-                    x = hi - f_hi * (hi - lo) / (f_hi - f_lo) if f_hi != f_lo else (lo + hi) / 2
-                    width = hi - lo
-                    if not (lo < x < hi) or min(x - lo, hi - x) < width * 1e-3:
-                        x = (lo + hi) / 2 if not (lo < x < hi) else x
-                        x = min(max(x, lo + width * 1e-3), hi - width * 1e-3)  # keep progress
-                xs = [x]
+                use_guess = guess is not None and lo < guess < hi and cell_steps <= EPSILON_CELL_STEPS and exact_tails
+                xs = [guess if use_guess else _falsi_point(lo, hi, f_lo, f_hi)]
             else:  # both ends at once, in one engine batch
                 slack = max(slack, EPSILON_BAND_FRACTION * max(a_u - max(b_l, lo), 0))
                 xs = [(a_u + hi) / 2] if hi - a_u > slack else []
@@ -887,6 +879,30 @@ class Composition:
                     straddled = True
                     a_u, b_l = max(a_u, x), min(b_l, x)
         return EpsilonResult(value=hi, lower=lo if lo_ok else None, delta_at_value=d_hi, tol=tol)
+
+    def _start(self, near, delta, delta_tol: float, target_bounds, dlt, below, above, tol: float):
+        """The search's certified bracket ``(lo, δ(lo), hi, δ(hi), first probe or None)``, or its answer
+        (an :class:`EpsilonResult`) when that needs no search: from the caller's hints (``near``: the
+        bracket two of them give; the answer in closed form when the root shares a bracket end's lattice
+        cell; else the first probe from a cell step or their interpolation), else around the Gaussian-DP
+        guess (which is then the first probe)."""
+        tgt_lo, _ = target_bounds
+        if (hinted := self._hinted_bracket(near, delta_tol, below, above)) is not None:
+            lo, d_lo, hi, d_hi, samples = hinted
+            found, guess = self._from_kept_ends(lo, d_lo, hi, d_hi, target_bounds, delta_tol)
+            if found is not None:  # the root shares a hint's lattice cell: closed form, no integration
+                return EpsilonResult(value=found[0], lower=found[1], delta_at_value=found[2], tol=tol)
+            if guess is None:
+                guess = self._interpolated(samples, lo, hi, mpmath.log(tgt_lo))
+            return lo, d_lo, hi, d_hi, guess
+        d0 = dlt(0)
+        if below(d0):  # ε(δ) = 0
+            return EpsilonResult(value=mpmath.mpf(0), lower=None, delta_at_value=d0, tol=tol)
+        guess = self._gdp_guess(float(mpmath.log(tgt_lo)), delta)
+        lo, d_lo, hi, d_hi = _bracket(guess, d0, dlt, below, above)
+        if not below(d_hi):
+            raise ArithmeticError(f"epsilon: could not certify delta <= {delta}")
+        return lo, d_lo, hi, d_hi, guess
 
     def _hinted_bracket(self, near, delta_tol: float, below, above):
         """``(a, δ(a), b, δ(b), samples)`` when two neighbouring ε of the caller's ``near`` (increasing)
@@ -1022,6 +1038,9 @@ class Composition:
                 return None
             value, lower = _arb_upper(v.log()), _arb_lower(w.log())
         lower = down(lower * (1 - mpmath.mpf(2) ** (4 - mpmath.mp.prec)))  # strictly below: δ(lower) > δ*
+        # and strictly above: at the exact end of the log's ball the margin δ* − δ(value) is ~1e-77·A, the
+        # size of the rounding of e^value below, so the check below failed about half the time
+        value = up(value * (1 + mpmath.mpf(2) ** (4 - mpmath.mp.prec)))
         if not (lower > 0 and max(lo, _mpf(cell_lo.numerator) / cell_lo.denominator) < lower):
             return None
         if not (value <= hi and value < _mpf(cell_hi.numerator) / cell_hi.denominator):
