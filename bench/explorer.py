@@ -2,12 +2,14 @@
 
     python -m bench.explorer [--scenario dhc-persons] [--moves 50] [--out reports/benchmarks/explorer.csv]
 
-Starts the explorer (:mod:`explorer.app`) on a free loopback port, opens it in headless Chromium
+Starts the explorer (``census-plb explore --port 0``, in its own process as a user runs it) on a free
+loopback port, opens it in headless Chromium
 (Selenium with the system ``chromium-driver``) and makes ``--moves`` slider moves (one arrow key on a
 geolevel's slider — a step of ×1.12 — cycling through the geolevels, each going up five steps from 1×
 and back). Per move it records the
 time, measured in the page (``performance.now()``), from the slider's value change to the new
-numbers in the panel, the same seen from the test driver (WebDriver round trips included), and the
+numbers in the panel (the driver waits inside the page, by one asynchronous script, instead of polling),
+the same seen from the test driver (WebDriver round trips included), and the
 accountant's own time the page reports (0 for a setting the page already keeps: moves back revisit
 settings, so the summary gives first visits separately); then times "Certify on all pairs" for the scenario's own
 allocation, cold and cached (``--no-certify`` skips it). Prints the median and p95 of both and writes one CSV row per
