@@ -241,6 +241,7 @@ def test_the_live_epsilon_is_the_accountants_own_search(dhc):
     from explorer.model import epsilon_hints
     from optimizer.search import proxy_composition
     from optimizer.search.proxy import mpf_to_fraction
+    from tests.accountant.batches import counted_batches
 
     sc, alloc = dhc
     setting = Setting((("County", Fraction(6, 5)), ("US", Fraction(4, 5))), ())
@@ -255,14 +256,7 @@ def test_the_live_epsilon_is_the_accountants_own_search(dhc):
     assert epsilon_hints(grid[:1]) is None and epsilon_hints([Fraction(0), grid[0]]) is None
     fresh = proxy_composition(setting.allocation(alloc))
     fresh.delta_curve(hints, tol=1e-35, rtol=1e-12)
-    calls: list = []
-    real = fresh._delta_curve
-
-    def counted(*a, **k):
-        calls.append(a[0])
-        return real(*a, **k)
-
-    fresh._delta_curve = counted  # type: ignore[method-assign]
+    calls = counted_batches(fresh)
     hinted = fresh.epsilon("1e-10", tol=1e-12, near=hints)
     assert max(hinted.lower, plain.lower) < min(hinted.value, plain.value)  # both hold the root
     assert len(calls) <= 2, calls

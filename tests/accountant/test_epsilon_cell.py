@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 
 import accountant.composition as C
 from accountant import Composition, DiscreteGaussian
+from tests.accountant.batches import counted_batches
 from tests.accountant.bruteforce import delta_direct
 
 _sigma2 = st.sampled_from([F(1, 2), F(3, 4), F(1), F(3, 2), F(2), F(5, 2), F(7, 3)])
@@ -59,6 +60,18 @@ def test_the_search_ends_in_the_roots_cell_with_a_bracket_of_tail_precision(monk
         assert d_lower.lower > target
 
 
+def _keeps_and_breaks_as_brute_force(res, s1, s2, log10_delta: int) -> None:
+    """``res`` = ε(1e``log10_delta``) of [N_Z(0, s1), N_Z(0, s2)]: its value keeps the promise and its
+    lower end breaks it by the brute force, and the bracket is as narrow as asked (1e-12)."""
+    with mpmath.workdps(80):
+        target = mpmath.mpf(10) ** log10_delta
+    with mpmath.workdps(60):
+        assert delta_direct([(s1, 1), (s2, 1)], res.value) <= target
+        if res.lower is not None:
+            assert delta_direct([(s1, 1), (s2, 1)], res.lower) > target
+    assert res.tolerance_met and res.value - (res.lower or 0) <= 1e-12 * max(1, res.value)
+
+
 @settings(max_examples=15, deadline=None)
 @given(
     s1=_sigma2,
@@ -74,27 +87,14 @@ def test_a_bracket_hint_is_checked_never_trusted(s1, s2, log10_delta, a, width):
     comp = Composition([DiscreteGaussian(s1), DiscreteGaussian(s2)])
     plain = comp.epsilon(f"1e{log10_delta}")
     hinted = comp.epsilon(f"1e{log10_delta}", near=(a, a + width))
-    with mpmath.workdps(80):
-        target = mpmath.mpf(10) ** log10_delta
-    with mpmath.workdps(60):
-        assert delta_direct([(s1, 1), (s2, 1)], hinted.value) <= target
-        if hinted.lower is not None:
-            assert delta_direct([(s1, 1), (s2, 1)], hinted.lower) > target
-    assert hinted.tolerance_met and hinted.value - (hinted.lower or 0) <= 1e-12 * max(1, hinted.value)
+    _keeps_and_breaks_as_brute_force(hinted, s1, s2, log10_delta)
     assert (plain.lower is None) == (hinted.lower is None)
 
 
 def test_a_good_bracket_hint_saves_engine_batches():
     """From a bracket the caller already knows (the explorer's δ curve), the search needs fewer δ batches."""
     comp = Composition([DiscreteGaussian(F(3, 2))] * 3 + [DiscreteGaussian(F(7, 3))])
-    calls: list = []
-    real = comp._delta_curve
-
-    def counted(*a, **k):
-        calls.append(a[0])
-        return real(*a, **k)
-
-    comp._delta_curve = counted  # type: ignore[method-assign]
+    calls = counted_batches(comp)
     plain = comp.epsilon("1e-10")
     n_plain = len(calls)
     del calls[:]
@@ -122,13 +122,7 @@ def test_a_ladder_of_hints_is_checked_never_trusted(s1, s2, log10_delta, ladder,
     if asked_before:
         comp.delta_curve(ladder, tol=1e-35, rtol=1e-12)
     hinted = comp.epsilon(f"1e{log10_delta}", near=ladder)
-    with mpmath.workdps(80):
-        target = mpmath.mpf(10) ** log10_delta
-    with mpmath.workdps(60):
-        assert delta_direct([(s1, 1), (s2, 1)], hinted.value) <= target
-        if hinted.lower is not None:
-            assert delta_direct([(s1, 1), (s2, 1)], hinted.lower) > target
-    assert hinted.tolerance_met and hinted.value - (hinted.lower or 0) <= 1e-12 * max(1, hinted.value)
+    _keeps_and_breaks_as_brute_force(hinted, s1, s2, log10_delta)
 
 
 def test_a_curve_already_computed_brackets_epsilon_without_integrating_again():
@@ -141,14 +135,7 @@ def test_a_curve_already_computed_brackets_epsilon_without_integrating_again():
     grid = [v * (0.5 + 0.1 * k) for k in range(11)]
     fresh = Composition([DiscreteGaussian(F(3, 2))] * 3 + [DiscreteGaussian(F(7, 3))])
     fresh.delta_curve(grid, tol=1e-35, rtol=1e-12)
-    calls: list = []
-    real = fresh._delta_curve
-
-    def counted(*a, **k):
-        calls.append(a[0])
-        return real(*a, **k)
-
-    fresh._delta_curve = counted  # type: ignore[method-assign]
+    calls = counted_batches(fresh)
     hinted = fresh.epsilon("1e-10", near=grid)
     # both brackets hold the root (they may come from tails of different precision: equal to ~1e-25)
     assert max(hinted.lower, plain.lower) < min(hinted.value, plain.value)
