@@ -148,7 +148,8 @@ def _select(
 
 def _whole_fallback(groups: tuple[LatticeGroup, ...], estimate: float, cfg: EngineConfig) -> Engine | str:
     """The exact engines a whole composition gets before the sandwich, dearer than the rules of
-    :func:`_select`: a nested split of chain cost ≤ ``cfg.nested_fallback_max_cost``, then the ellipsoid
+    :func:`_select`: a nested split of chain cost ≤ ``cfg.nested_fallback_max_cost`` (with outer
+    enumerations up to ``cfg.split_fallback_max_outer`` when that is larger), then the ellipsoid
     node finder with ``cfg.ellipsoid_fallback_max_visits`` enumeration steps when ``estimate`` (its
     :func:`~accountant.diophantine.enumeration_estimate`) is at most a quarter of them.  Returns the
     engine, or what was tried, for the sandwich's reason."""
@@ -158,6 +159,12 @@ def _whole_fallback(groups: tuple[LatticeGroup, ...], estimate: float, cfg: Engi
         if nested is not None:
             return build_nested(groups, nested[1], cfg)
         said += f"; no nested split of cost ≤ {cfg.nested_fallback_max_cost:.3g}"
+        if cfg.split_fallback_max_outer > cfg.split_max_outer:
+            wide = dataclasses.replace(cfg, split_max_outer=cfg.split_fallback_max_outer)
+            nested = find_nested(groups, budget=cfg.nested_fallback_max_cost, config=wide)
+            if nested is not None:
+                return build_nested(groups, nested[1], wide)
+            said += f" (outer enumerations up to {cfg.split_fallback_max_outer:.3g})"
     visits = cfg.ellipsoid_fallback_max_visits
     if cfg.ellipsoid_sieve and visits > cfg.ellipsoid_max_visits and estimate < math.inf:
         if estimate <= visits / 4:

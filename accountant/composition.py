@@ -462,6 +462,12 @@ class Composition:
         return 2 * self.rho
 
     @property
+    def engine_kind(self) -> str:
+        """The kind of the composition's own engine (``"pmf"``, ``"split"``, ``"trapezoid"``, or ``"coarse"``
+        for the sandwich, whose width does not reach the usual tolerances)."""
+        return self._engine.name
+
+    @property
     def stats(self):
         """Node counts of the composition's own engine's last batch (nodes, tilt groups,
         precision; :class:`accountant.engine.TailStats`).  Each result also carries the

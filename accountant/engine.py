@@ -24,7 +24,7 @@ This module imports no engine (the engines import it), so the layer has no impor
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from fractions import Fraction
 from typing import TYPE_CHECKING, ClassVar, Protocol, runtime_checkable
 
@@ -38,6 +38,7 @@ if TYPE_CHECKING:
 __all__ = [
     "BOUND_DIAGNOSTICS",
     "DEFAULT_CONFIG",
+    "EXHAUSTIVE_CONFIG",
     "Engine",
     "EngineConfig",
     "EngineDiagnostics",
@@ -179,6 +180,12 @@ class EngineConfig:
     #: against US+State+County, four weight families, chain cost 4e7): 9 s per exact δ, where the
     #: ellipsoid finder needed 45 s and the sandwich misses the tolerance.
     nested_fallback_max_cost: float = 1e8
+    #: ... and, when this exceeds ``split_max_outer``, the same search with outer enumerations up to
+    #: this many values (one family's pmf table on each side of a split): off by default (equal to
+    #: ``split_max_outer``); :data:`EXHAUSTIVE_CONFIG` sets 4e5.  Measured on PL94 persons (two weight
+    #: families of standard deviation ~5000 each, lattice scale ~1e11, ellipsoid estimates 2e8–2e9):
+    #: [M30, M30] 2.9 s and [M28, M28] 5.5 s per exact δ, where the sandwich's interval is 3e-5 wide.
+    split_fallback_max_outer: float = 1500
     #: a direct trapezoid whose planned node count N exceeds this is not run (the sandwich
     #: answers instead).
     max_direct_nodes: float = 1e9
@@ -313,3 +320,13 @@ class EngineConfig:
 
 #: the defaults (what a :class:`~accountant.composition.Composition` uses unless told otherwise).
 DEFAULT_CONFIG = EngineConfig()
+
+#: the defaults with the dearer exact fallbacks on, for callers that would rather wait than accept the
+#: coarse sandwich's width — a release's confirmation asks it for the pairs the defaults leave on the
+#: sandwich (:func:`optimizer.jobs.profile.run_pair_job`): wide splits (``split_fallback_max_outer`` 4e5)
+#: and the ellipsoid finder up to 8e7 enumeration steps (estimates ≤ 2e7).  Measured on the 32 PL94-persons
+#: pairs the defaults leave on the sandwich (2 cores shared with another job): [M18, M32] 14.7 s and
+#: [M10, M10] 12.7 s per exact δ by the ellipsoid; 23 of the 32 have estimates ≤ 2e7 and two more
+#: take a wide split; the other seven (estimates 6e7–1e10) stay on the sandwich.  Not the default: the
+#: optimizer's screens would then accept proposals whose pairs cost tens of seconds each.
+EXHAUSTIVE_CONFIG = replace(DEFAULT_CONFIG, split_fallback_max_outer=400_000, ellipsoid_fallback_max_visits=80_000_000)

@@ -44,7 +44,9 @@ from typing import Any
 import mpmath
 
 from accountant import Certified, Composition, DiscreteGaussian, zcdp
+from accountant.composition import engine_plan
 from accountant.decimals import decimal_ratio, decimal_string, exact_fraction, format_error_up, mid_decimal, outward
+from accountant.engine import EXHAUSTIVE_CONFIG
 from accountant.tolerance import DELTA, TRADEOFF
 from optimizer.atomic import atomic_write_text
 from optimizer.census.allocation import Allocation, load_builtin
@@ -245,6 +247,23 @@ def _met_from_strings(r: dict, tol: float, rtol: float) -> list[bool]:
     return out
 
 
+def _pair_curves(comp: Composition, eps: list[str], tn: int, tol: float, rtol: float, ttol: float):
+    """``(δ at each ε, trade-off curve or None, nodes, kept nodes)`` of one pair's composition."""
+    nodes = kept = 0
+    tc = None
+    if tn > 0:
+        # one engine batch for both curves (shared nodes, tilt groups, integrand values)
+        ds, tc = comp.delta_and_tradeoff(eps, n=tn, tol=tol, rtol=rtol, tradeoff_tol=ttol)
+    elif eps:
+        ds = comp.delta_curve(eps, tol=tol, rtol=rtol)
+    else:
+        ds = []
+    if eps or tn > 0:
+        st = comp.stats
+        nodes, kept = int(getattr(st, "n_nodes", 0)), int(getattr(st, "kept_nodes", 0))
+    return ds, tc, nodes, kept
+
+
 def pair_job(spec: PairSpec | dict) -> dict:
     """Certified δ(ε) (and optionally the trade-off curve) of one pair [M_i, M_j].
 
@@ -272,21 +291,15 @@ def pair_job(spec: PairSpec | dict) -> dict:
     tol, rtol = float(_get(spec, "tol", DELTA.absolute)), float(_get(spec, "rtol", DELTA.relative))
     tn = int(_get(spec, "tradeoff_n", 0) or 0)
     ttol = float(_get(spec, "tradeoff_tol", TRADEOFF.absolute))
-    comp = Composition([DiscreteGaussian.from_rho(r) for r in rho_i + rho_j])
+    mechanisms = [DiscreteGaussian.from_rho(r) for r in rho_i + rho_j]
+    comp = Composition(mechanisms)
     out: dict[str, Any] = {"pair": pair, "n_mechanisms": comp.size, "rho": str(comp.rho), "eps": eps}
     t0 = time.perf_counter()
-    nodes = kept = 0
-    tc = None
-    if tn > 0:
-        # one engine batch for both curves (shared nodes, tilt groups, integrand values)
-        ds, tc = comp.delta_and_tradeoff(eps, n=tn, tol=tol, rtol=rtol, tradeoff_tol=ttol)
-    elif eps:
-        ds = comp.delta_curve(eps, tol=tol, rtol=rtol)
-    else:
-        ds = []
-    if eps or tn > 0:
-        st = comp.stats
-        nodes, kept = int(getattr(st, "n_nodes", 0)), int(getattr(st, "kept_nodes", 0))
+    if comp.engine_kind == "coarse" and engine_plan(mechanisms, EXHAUSTIVE_CONFIG).exact:
+        # the defaults would answer with the coarse sandwich (its width misses the tolerance): the dearer
+        # exact fallbacks are worth their time for a release's certificate (EXHAUSTIVE_CONFIG)
+        comp = Composition(mechanisms, EXHAUSTIVE_CONFIG)
+    ds, tc, nodes, kept = _pair_curves(comp, eps, tn, tol, rtol, ttol)
     out["delta"] = [_mid_decimal(d) for d in ds]
     out["delta_lower"] = [_outward(d.lower, -1) for d in ds]
     out["delta_upper"] = [_outward(d.upper, +1) for d in ds]

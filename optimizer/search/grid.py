@@ -196,6 +196,8 @@ def _lagrange_counts(coef: Sequence[float], minimum: Sequence[int], units: int) 
         return as_ints(counts(lo))
     for _ in range(120):
         mid = math.sqrt(lo * hi)
+        if not lo < mid < hi:  # floats exhausted (~60 steps): every further step would leave lo, hi as they are
+            break
         if counts(mid).sum() <= units:
             hi = mid
         else:

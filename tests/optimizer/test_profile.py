@@ -172,3 +172,28 @@ def test_full_dhc_persons_worst_pair(tmp_path):
         row = next(r for r in csv.DictReader(fh) if r["delta_zcdp"] == "1e-10")
     assert abs(mpmath.mpf(s["worst_delta"]) / mpmath.mpf(row["delta_exact_max_over_946_pairs"]) - 1) < 1e-12
     assert abs(mpmath.mpf(s["main_pair_delta"]) / mpmath.mpf(s["worst_delta"]) - 1) < 1e-4
+
+
+def test_a_pair_the_defaults_leave_on_the_sandwich_is_certified_exactly_by_the_release_job():
+    """PL94 persons [M30, M30]: two weight families of standard deviation ~5000 on a lattice of scale ~1e11 —
+    the default engines give the coarse sandwich (interval ~3e-5 wide, tolerance missed); the pair job of a
+    release then takes EXHAUSTIVE_CONFIG's wide split (pmf tables of both families), whose δ meets 1e-35 /
+    1e-20 and lies inside the sandwich's certified interval."""
+    from accountant.engine import EXHAUSTIVE_CONFIG
+    from optimizer.search.proxy import mpf_to_fraction
+
+    alloc = load_builtin("pl94-persons")
+    path = {p.index: p for p in P.paths_from_allocation(alloc, P.patterns_for(alloc.geolevels))}[30]
+    eps = mpmath.nstr(accountant.zcdp.get_conversion("bun-steinke").epsilon(alloc.total_rho, mpmath.mpf("1e-10")), 40)
+    mechs = [accountant.DiscreteGaussian.from_rho(r) for r in path.rho] * 2
+    default = accountant.Composition(mechs)
+    assert default.engine_kind == "coarse"
+    coarse = default.delta(eps)
+    assert not coarse.tolerance_met
+    assert accountant.Composition(mechs, EXHAUSTIVE_CONFIG).engine_kind == "split"
+    rho = [f"{r.numerator}/{r.denominator}" for r in path.rho]
+    out = P.pair_job({"pair": [30, 30], "rho_i": rho, "rho_j": rho, "eps": [eps]})
+    assert out["tolerance_met"] and out["delta_tolerance_met"] == [True]
+    lo, hi = Fraction(out["delta_lower"][0]), Fraction(out["delta_upper"][0])
+    assert hi - lo <= Fraction(1, 10**20) * hi
+    assert mpf_to_fraction(coarse.lower) <= lo <= hi <= mpf_to_fraction(coarse.upper)
