@@ -1,8 +1,10 @@
 """PL94 persons exactly (issue 17): the proxy pair's δ at the promised ε and the all-pairs sweep at
-one ε, before (the coarse sandwich: ``EngineConfig(ellipsoid_sieve=False)``) and after (the
-ellipsoid node finder, :mod:`accountant.diophantine`), in one run.
+one ε, before (the coarse sandwich: ``EngineConfig(ellipsoid_sieve=False)``), after (the default
+engines, with the ellipsoid node finder of :mod:`accountant.diophantine`) and as a release's pair job
+integrates it (``release``: :func:`optimizer.jobs.profile.release_composition`, the dearer exact
+fallbacks of ``EXHAUSTIVE_CONFIG`` where the defaults give the sandwich), in one run.
 
-    python -m bench.pl94 [--workers 2] [--limit-pairs K] [--skip-before-pairs] [--out CSV]
+    python -m bench.pl94 [--workers 2] [--limit-pairs K] [--skip-before-pairs] [--configs a,b] [--out CSV]
 
 Every δ is asked for 1e-35 absolute / 1e-20 relative (the accountant's defaults); a row records
 the pair, the configuration, δ's interval, whether the tolerance was met, the engine kind and the
@@ -24,13 +26,17 @@ import mpmath
 from bench.output import write_results
 
 COLUMNS = ["what", "config", "pair", "delta_lower", "delta_upper", "tolerance_met", "engine", "seconds"]
-CONFIGS = ("before", "after")
+CONFIGS = ("before", "after", "release")
 
 
 def _composition(config_name: str):
     from accountant import Composition
     from accountant.engine import DEFAULT_CONFIG, EngineConfig
 
+    if config_name == "release":  # what a release's pair job integrates (the dearer fallbacks where needed)
+        from optimizer.jobs.profile import release_composition
+
+        return release_composition
     config = EngineConfig(ellipsoid_sieve=False) if config_name == "before" else DEFAULT_CONFIG
     return partial(Composition, config=config)
 
@@ -98,7 +104,13 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="python -m bench.pl94", description=__doc__.splitlines()[0])
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--limit-pairs", type=int, default=None, help="first K pairs only (a partial sweep)")
-    ap.add_argument("--skip-before-pairs", action="store_true", help="sweep only with the new engine")
+    ap.add_argument("--skip-before-pairs", action="store_true", help="no sweep with the sandwich (before)")
+    ap.add_argument(
+        "--configs",
+        default=",".join(CONFIGS),
+        help="configurations to run, of before (sandwich), after (default engines), release (the pair job's: "
+        "accountant.engine.EXHAUSTIVE_CONFIG where the defaults give the sandwich)",
+    )
     ap.add_argument("--out", default="reports/benchmarks/pl94.csv")
     args = ap.parse_args(argv)
     from optimizer.census.allocation import load_builtin
@@ -111,14 +123,18 @@ def main(argv=None) -> int:
         pairs = pairs[: args.limit_pairs]
     rows: list[dict] = []
     summary: dict = {"eps": eps_text, "n_pairs": len(pairs), "workers": args.workers}
-    for name in CONFIGS:
+    configs = [c for c in args.configs.split(",") if c]
+    unknown = sorted(set(configs) - set(CONFIGS))
+    if unknown:
+        ap.error(f"--configs: unknown {unknown}; choose from {', '.join(CONFIGS)}")
+    for name in configs:
         row = _proxy_row(name, eps_text)
         rows.append(row)
         summary[f"proxy_{name}"] = row
         print(
             f"proxy {name:6s}: δ in [{row['delta_lower']}, {row['delta_upper']}]  {row['seconds']} s  ({row['engine']})"
         )
-    for name in CONFIGS:
+    for name in configs:
         if name == "before" and args.skip_before_pairs:
             continue
         sweep, seconds = _sweep(name, pairs, eps_text, args.workers)
@@ -139,6 +155,10 @@ def main(argv=None) -> int:
     if "sweep_before" in summary and "sweep_after" in summary:
         summary["sweep_ratio_after_to_before"] = round(
             summary["sweep_after"]["seconds"] / summary["sweep_before"]["seconds"], 3
+        )
+    if "sweep_after" in summary and "sweep_release" in summary:
+        summary["sweep_ratio_release_to_after"] = round(
+            summary["sweep_release"]["seconds"] / summary["sweep_after"]["seconds"], 3
         )
     write_results(args.out, rows, COLUMNS, summary)
     return 0

@@ -101,8 +101,8 @@ def test_bench_fuzz_domain_named_cases_are_in_the_fuzz_domain():
 
 
 def test_bench_pl94_writes_both_configurations(tmp_path):
-    """python -m bench.pl94 on two pairs: the proxy before (sandwich, tolerance missed) and after
-    (exact), the two pair rows of each sweep, and the summary's ratio."""
+    """python -m bench.pl94 on two pairs: the proxy before (sandwich, tolerance missed), after and as a
+    release's pair job integrates it (exact), the two pair rows of each sweep, and the summary's ratio."""
     import csv
     import json
 
@@ -116,6 +116,7 @@ def test_bench_pl94_writes_both_configurations(tmp_path):
     assert proxy["after"]["engine"] == "trapezoid" and proxy["after"]["tolerance_met"] == "True"
     assert float(proxy["before"]["delta_lower"]) <= float(proxy["after"]["delta_lower"])
     assert float(proxy["after"]["delta_upper"]) <= float(proxy["before"]["delta_upper"])
-    assert sum(r["what"] == "pair" for r in rows) == 4
+    assert proxy["release"]["tolerance_met"] == "True"  # the release's job: the default engines where exact
+    assert sum(r["what"] == "pair" for r in rows) == 6
     summary = json.loads(out.with_suffix(".json").read_text())
     assert summary["n_pairs"] == 2 and summary["sweep_ratio_after_to_before"] > 0

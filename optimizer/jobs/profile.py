@@ -71,6 +71,7 @@ __all__ = [
     "pair_job",
     "pair_specs",
     "recheck_worst_pairs",
+    "release_composition",
     "release_patterns",
     "release_profile",
     "tolerance_target",
@@ -247,6 +248,17 @@ def _met_from_strings(r: dict, tol: float, rtol: float) -> list[bool]:
     return out
 
 
+def release_composition(mechanisms: list[DiscreteGaussian]) -> Composition:
+    """The composition a release's pair job integrates: with the default engines, or — where those would
+    answer with the coarse sandwich, whose width misses the tolerance — with :data:`EXHAUSTIVE_CONFIG`'s
+    dearer exact fallbacks when they reach it (a release's certificate is worth their seconds; the
+    optimizer's screens keep the defaults)."""
+    comp = Composition(mechanisms)
+    if comp.engine_kind == "coarse" and engine_plan(mechanisms, EXHAUSTIVE_CONFIG).exact:
+        comp = Composition(mechanisms, EXHAUSTIVE_CONFIG)
+    return comp
+
+
 def _pair_curves(comp: Composition, eps: list[str], tn: int, tol: float, rtol: float, ttol: float):
     """``(δ at each ε, trade-off curve or None, nodes, kept nodes)`` of one pair's composition."""
     nodes = kept = 0
@@ -291,14 +303,9 @@ def pair_job(spec: PairSpec | dict) -> dict:
     tol, rtol = float(_get(spec, "tol", DELTA.absolute)), float(_get(spec, "rtol", DELTA.relative))
     tn = int(_get(spec, "tradeoff_n", 0) or 0)
     ttol = float(_get(spec, "tradeoff_tol", TRADEOFF.absolute))
-    mechanisms = [DiscreteGaussian.from_rho(r) for r in rho_i + rho_j]
-    comp = Composition(mechanisms)
-    out: dict[str, Any] = {"pair": pair, "n_mechanisms": comp.size, "rho": str(comp.rho), "eps": eps}
     t0 = time.perf_counter()
-    if comp.engine_kind == "coarse" and engine_plan(mechanisms, EXHAUSTIVE_CONFIG).exact:
-        # the defaults would answer with the coarse sandwich (its width misses the tolerance): the dearer
-        # exact fallbacks are worth their time for a release's certificate (EXHAUSTIVE_CONFIG)
-        comp = Composition(mechanisms, EXHAUSTIVE_CONFIG)
+    comp = release_composition([DiscreteGaussian.from_rho(r) for r in rho_i + rho_j])
+    out: dict[str, Any] = {"pair": pair, "n_mechanisms": comp.size, "rho": str(comp.rho), "eps": eps}
     ds, tc, nodes, kept = _pair_curves(comp, eps, tn, tol, rtol, ttol)
     out["delta"] = [_mid_decimal(d) for d in ds]
     out["delta_lower"] = [_outward(d.lower, -1) for d in ds]
