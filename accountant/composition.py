@@ -39,7 +39,15 @@ from scipy.special import log_ndtr
 
 from .certified import Certified, _mpf, down, exact_mpf, up
 from .choose import EngineChooser, EnginePlan, plan_engine, plan_exactness
-from .engine import BOUND_DIAGNOSTICS, DEFAULT_CONFIG, Engine, EngineConfig, EngineDiagnostics, LatticeGroup
+from .engine import (
+    BOUND_DIAGNOSTICS,
+    DEFAULT_CONFIG,
+    EXHAUSTIVE_CONFIG,
+    Engine,
+    EngineConfig,
+    EngineDiagnostics,
+    LatticeGroup,
+)
 from .exact import cut, to_fraction
 from .lattice import Lattice
 from .mechanism import DiscreteGaussian
@@ -49,7 +57,15 @@ from .sieve import SieveTooWide
 from .tolerance import DELTA, EPSILON_RELATIVE, TRADEOFF, Tolerance
 from .tradeoff import tradeoff_at
 
-__all__ = ["DEFAULT_RTOL", "DEFAULT_TOL", "Composition", "EpsilonResult", "TradeoffCurve", "engine_plan"]
+__all__ = [
+    "DEFAULT_RTOL",
+    "DEFAULT_TOL",
+    "Composition",
+    "EpsilonResult",
+    "TradeoffCurve",
+    "engine_plan",
+    "thorough_composition",
+]
 
 #: default absolute error tolerance of reported probabilities (:data:`accountant.tolerance.DELTA`).
 DEFAULT_TOL = DELTA.absolute
@@ -331,6 +347,19 @@ def engine_plan(
     lattice = Lattice.from_weights([(m.loss_weight, m.shift, c) for m, c in groups])
     planner = plan_engine if kinds else plan_exactness
     return planner(tuple(LatticeGroup(m.sigma2, b, c) for (m, c), b in zip(groups, lattice.weights)), config)
+
+
+def thorough_composition(mechanisms: Iterable[DiscreteGaussian] | Mapping[DiscreteGaussian, int]) -> Composition:
+    """A :class:`Composition` with the default engines, or with
+    :data:`~accountant.engine.EXHAUSTIVE_CONFIG` where the defaults would answer with the coarse sandwich
+    (whose width misses the usual tolerances) and its dearer exact fallbacks reach an exact engine: for a
+    certificate worth seconds more per composition (docs/method.md §4.4)."""
+    if not isinstance(mechanisms, Mapping):
+        mechanisms = list(mechanisms)  # (read twice)
+    comp = Composition(mechanisms)
+    if comp.engine_kind == "coarse" and engine_plan(mechanisms, EXHAUSTIVE_CONFIG).exact:
+        return Composition(mechanisms, EXHAUSTIVE_CONFIG)
+    return comp
 
 
 def _eps_fractions(eps_values) -> tuple[list, list[Fraction]]:

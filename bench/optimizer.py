@@ -126,11 +126,12 @@ PIPELINE_FIELDS = [
 
 
 def _pipeline(args) -> int:
+    from optimizer.jobs.exactness import default_engines_only
     from optimizer.search.grid import flat_representation
 
     rows = []
-    if args.baseline:
-        with flat_representation():
+    if args.baseline:  # before issue 35 (flat proposals) and issue 17 (no release tier for sandwich pairs)
+        with flat_representation(), default_engines_only():
             rows += _pipeline_rows(args.scenario, args.workers, "before (flat 1/10^5)")
     rows += _pipeline_rows(args.scenario, args.workers, "after (grid)")
     print(f"{'representation':22s} {'stage':58s} {'seconds':>8s} {'sweeps':>6s} {'jobs':>6s} {'exact':>6s} {'not':>5s}")

@@ -1,7 +1,7 @@
 """PL94 persons exactly (issue 17): the proxy pair's δ at the promised ε and the all-pairs sweep at
 one ε, before (the coarse sandwich: ``EngineConfig(ellipsoid_sieve=False)``), after (the default
 engines, with the ellipsoid node finder of :mod:`accountant.diophantine`) and as a release's pair job
-integrates it (``release``: :func:`optimizer.jobs.profile.release_composition`, the dearer exact
+integrates it (``release``: :func:`accountant.composition.thorough_composition`, the dearer exact
 fallbacks of ``EXHAUSTIVE_CONFIG`` where the defaults give the sandwich), in one run.
 
     python -m bench.pl94 [--workers 2] [--limit-pairs K] [--skip-before-pairs] [--configs a,b] [--out CSV]
@@ -34,9 +34,9 @@ def _composition(config_name: str):
     from accountant.engine import DEFAULT_CONFIG, EngineConfig
 
     if config_name == "release":  # what a release's pair job integrates (the dearer fallbacks where needed)
-        from optimizer.jobs.profile import release_composition
+        from accountant.composition import thorough_composition
 
-        return release_composition
+        return thorough_composition
     config = EngineConfig(ellipsoid_sieve=False) if config_name == "before" else DEFAULT_CONFIG
     return partial(Composition, config=config)
 

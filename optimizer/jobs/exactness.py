@@ -16,9 +16,11 @@ any long work.
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import time
 from collections import OrderedDict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -178,3 +180,25 @@ def screen_pairs(
         while len(_SCREENS) > SCREENS_KEPT:
             _SCREENS.popitem(last=False)
     return out
+
+
+#: whether the pair jobs made in this context ask for the dearer exact fallbacks where the default engines
+#: give the coarse sandwich (:func:`accountant.composition.thorough_composition`): True but in
+#: :func:`default_engines_only`
+_THOROUGH: contextvars.ContextVar[bool] = contextvars.ContextVar("thorough_pairs", default=True)
+
+
+def thorough_pairs() -> bool:
+    """Whether pair jobs made now use :func:`accountant.composition.thorough_composition` (the default)."""
+    return _THOROUGH.get()
+
+
+@contextlib.contextmanager
+def default_engines_only() -> Iterator[None]:
+    """Within this block the pair jobs made here (confirmations, release profiles) use the default engines
+    alone, as before the release tier of issue 17: a benchmark's baseline (``bench.optimizer --baseline``)."""
+    token = _THOROUGH.set(False)
+    try:
+        yield
+    finally:
+        _THOROUGH.reset(token)

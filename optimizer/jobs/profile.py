@@ -44,9 +44,8 @@ from typing import Any
 import mpmath
 
 from accountant import Certified, Composition, DiscreteGaussian, zcdp
-from accountant.composition import engine_plan
+from accountant.composition import thorough_composition
 from accountant.decimals import decimal_ratio, decimal_string, exact_fraction, format_error_up, mid_decimal, outward
-from accountant.engine import EXHAUSTIVE_CONFIG
 from accountant.tolerance import DELTA, TRADEOFF
 from optimizer.atomic import atomic_write_text
 from optimizer.census.allocation import Allocation, load_builtin
@@ -54,7 +53,7 @@ from optimizer.census.pairs import MAIN_PAIR, Path, lower_convex_envelope_decima
 from optimizer.census.pairs import pairs as all_pairs
 from optimizer.census.spine import DHC_GEOLEVELS, Pattern, patterns_for
 from optimizer.jobs import confirm, runner  # through the modules: settings and wrappers seen at call time
-from optimizer.jobs.exactness import screen_paths
+from optimizer.jobs.exactness import screen_paths, thorough_pairs
 from optimizer.jobs.provenance import allocation_digest, check_run, code_version, seal
 from optimizer.jobs.runner import job_id
 
@@ -71,7 +70,6 @@ __all__ = [
     "pair_job",
     "pair_specs",
     "recheck_worst_pairs",
-    "release_composition",
     "release_patterns",
     "release_profile",
     "tolerance_target",
@@ -137,6 +135,10 @@ class PairSpec:
         tol, rtol: δ tolerances passed to ``Composition.delta_curve``.
         tradeoff_n: number of trade-off thresholds (0 = no trade-off curve).
         tradeoff_tol: tolerance of the trade-off curve.
+        exhaustive: a pair the default engines leave on the coarse sandwich gets the dearer exact
+            fallbacks of ``EXHAUSTIVE_CONFIG`` (:func:`accountant.composition.thorough_composition`);
+            False only to reproduce the defaults alone (a benchmark's baseline:
+            :func:`optimizer.jobs.exactness.default_engines_only`).
     """
 
     pair: tuple[int, int]
@@ -147,6 +149,7 @@ class PairSpec:
     rtol: float = DELTA.relative
     tradeoff_n: int = 0
     tradeoff_tol: float = TRADEOFF.absolute
+    exhaustive: bool = True
 
 
 def _get(spec: Any, key: str, default: Any = None) -> Any:
@@ -248,17 +251,6 @@ def _met_from_strings(r: dict, tol: float, rtol: float) -> list[bool]:
     return out
 
 
-def release_composition(mechanisms: list[DiscreteGaussian]) -> Composition:
-    """The composition a release's pair job integrates: with the default engines, or — where those would
-    answer with the coarse sandwich, whose width misses the tolerance — with :data:`EXHAUSTIVE_CONFIG`'s
-    dearer exact fallbacks when they reach it (a release's certificate is worth their seconds; the
-    optimizer's screens keep the defaults)."""
-    comp = Composition(mechanisms)
-    if comp.engine_kind == "coarse" and engine_plan(mechanisms, EXHAUSTIVE_CONFIG).exact:
-        comp = Composition(mechanisms, EXHAUSTIVE_CONFIG)
-    return comp
-
-
 def _pair_curves(comp: Composition, eps: list[str], tn: int, tol: float, rtol: float, ttol: float):
     """``(δ at each ε, trade-off curve or None, nodes, kept nodes)`` of one pair's composition."""
     nodes = kept = 0
@@ -304,7 +296,8 @@ def pair_job(spec: PairSpec | dict) -> dict:
     tn = int(_get(spec, "tradeoff_n", 0) or 0)
     ttol = float(_get(spec, "tradeoff_tol", TRADEOFF.absolute))
     t0 = time.perf_counter()
-    comp = release_composition([DiscreteGaussian.from_rho(r) for r in rho_i + rho_j])
+    mechanisms = [DiscreteGaussian.from_rho(r) for r in rho_i + rho_j]
+    comp = thorough_composition(mechanisms) if _get(spec, "exhaustive", True) else Composition(mechanisms)
     out: dict[str, Any] = {"pair": pair, "n_mechanisms": comp.size, "rho": str(comp.rho), "eps": eps}
     ds, tc, nodes, kept = _pair_curves(comp, eps, tn, tol, rtol, ttol)
     out["delta"] = [_mid_decimal(d) for d in ds]
@@ -372,6 +365,7 @@ def pair_specs(
                 rtol=rtol,
                 tradeoff_n=tradeoff_n,
                 tradeoff_tol=tradeoff_tol,
+                exhaustive=thorough_pairs(),
             )
         )
     if wanted is not None:
