@@ -113,30 +113,44 @@ def test_confirmation_names_the_worst_pair_only_when_certain(certain, capsys):
 EPS = "26.340588852722324353781974500154992685"
 
 
+def _still_coarse(csv_what_if, pairs) -> int:
+    """How many of ``pairs`` of the what-if the release tier (EXHAUSTIVE_CONFIG) leaves on the sandwich."""
+    from accountant.composition import engine_plan
+    from accountant.engine import EXHAUSTIVE_CONFIG
+    from optimizer.census.pairs import mechanism
+    from optimizer.jobs.confirm import paths_of
+
+    paths = {p.index: p for p in paths_of(csv_what_if)}
+    return sum(not engine_plan(mechanism(paths[i]) + mechanism(paths[j]), EXHAUSTIVE_CONFIG).exact for i, j in pairs)
+
+
 def test_pairs_command_lists_tied_pairs_and_the_release_interval(tmp_path, capsys):
     """A what-if on a 1/10⁵ grid: its pairs are on the coarse sandwich (named before the run) and
     their intervals overlap, so no pair is called the worst."""
     csv = tmp_path / "whatif.csv"
     fine_grid_what_if().to_csv(csv)
     argv = ["pairs", "--allocation", str(csv), "--eps", f"20,{EPS}", "--cache", str(tmp_path / "c"), "--workers", "1"]
-    for p in ("1,1", "1,2", "1,3", "1,5"):
+    for p in ("1,2", "1,3", "1,4", "1,5"):
         argv += ["--pair", p]
     assert main([*argv, "--json"]) == 0
     cap = capsys.readouterr()
     assert "exactness screen of whatif: 4 of 4 pairs will NOT be exact" in cap.err
-    assert "pair [1, 1]: lattice too fine: planned nodes N = " in cap.err
+    assert "pair [1, 2]: lattice too fine: planned nodes N = " in cap.err
     assert cap.err.index("exactness screen") < cap.err.index("accounting whatif")  # before the pair jobs
     s = json.loads(cap.out)
     assert s["worst_pair_certain"] is False and s["certain"] is False
-    assert sorted(map(tuple, s["worst_pairs_tied"])) == [(1, 1), (1, 2), (1, 3), (1, 5)]
+    assert sorted(map(tuple, s["worst_pairs_tied"])) == [(1, 2), (1, 3), (1, 4), (1, 5)]
     lo, hi = s["release_delta_interval"]
     assert lo == s["worst_delta_lower"] and hi == s["worst_delta_upper"] and F(lo) < F(hi)
-    assert s["pairs_not_exact_planned"] == 4 and s["pairs_not_exact"] == 4
+    # the screen plans the default engines (4 on the sandwich); the pair jobs take the release tier where it
+    # reaches an exact engine (accountant.composition.thorough_composition), so fewer may miss
+    missed = _still_coarse(csv_what_if=fine_grid_what_if(), pairs=[(1, 2), (1, 3), (1, 4), (1, 5)])
+    assert s["pairs_not_exact_planned"] == 4 and s["pairs_not_exact"] == missed >= 1
     assert main(argv) == 0  # text: no pair named the worst
     out = capsys.readouterr().out
     assert "no certain worst pair at eps = 20: 4 pairs tied within their bounds" in out
     assert f"release delta in [{lo}, {hi}]" in out
-    assert "exactness: 4 pair(s) planned non-exact, 4 of 4 pair(s) missed their tolerance" in out
+    assert f"exactness: 4 pair(s) planned non-exact, {missed} of 4 pair(s) missed their tolerance" in out
     rows = [line.split() for line in out.splitlines() if line.strip().startswith("20 ")]
     assert rows and rows[0][1] == "none"
 
