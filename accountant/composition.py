@@ -776,11 +776,13 @@ class Composition:
     ) -> EpsilonResult:
         """Smallest ε (to within ``tol``·max(1, ε)) with certified δ(ε) ≤ ``delta``.
 
-        ``near`` = (a, b), 0 < a < b, optionally: two ε the caller believes bracket the answer (e.g. from
-        a δ curve it has computed).  Both are checked in one engine batch; when δ(a) is certainly above
-        ``delta`` and δ(b) certainly not, the search starts from [a, b] instead of bracketing from the
-        Gaussian-DP guess (three or more δ evaluations fewer); otherwise it is ignored.  The answer is
-        the same either way: the hint is never trusted, only checked.
+        ``near`` = (a, b, …), increasing ε > 0, optionally: ε the caller believes bracket the answer, e.g.
+        a δ curve it has just computed (:meth:`epsilon_estimate`'s point among them ends the search in
+        closed form when the root shares its lattice cell).  δ at a hint this composition has already
+        computed is enclosed again from the tails it keeps (no integration), the rest in one engine
+        batch; when two neighbouring hints have δ certainly above ``delta`` and certainly not, the search
+        starts from them instead of bracketing from the Gaussian-DP guess; otherwise the hints are
+        ignored.  The answer keeps the same contract either way: a hint is never trusted, only checked.
 
         Returned on the safe side: ``result.value`` certainly satisfies δ(value) ≤ delta, and
         ``result.lower`` (when not ``None``) certainly violates it; ``result.tolerance_met``
