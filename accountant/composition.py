@@ -392,6 +392,13 @@ def _delta_from_tails(t1: Certified, t2: Certified, eps: Fraction, need: float, 
     return Certified(max(lo, _mpf(0)), min(hi, _mpf(1)))
 
 
+def _cell_step(tails: tuple[Certified, Certified], target) -> mpmath.mpf | None:
+    """The root of the lattice cell's formula A − e^ε·B = target from the tails' midpoints (a Newton step
+    in e^ε: where to probe next, never a certified bound), or ``None`` when it has none."""
+    a, b = tails[0].value, tails[1].value
+    return mpmath.log((a - target) / b) if b > 0 and a > target else None
+
+
 def _falsi_point(lo, hi, f_lo, f_hi):
     """Regula falsi's next probe in (lo, hi) on log δ − log target (``f_lo`` > 0 > ``f_hi``), kept at least
     1e-3 of the bracket from either end (progress)."""
@@ -955,11 +962,7 @@ class Composition:
             raise ValueError(f"epsilon: near must be two or more increasing ε > 0, got {cut(repr(near))}")
         need = math.log(delta_tol) - 2  # e^ε's precision: as for a δ computed at delta_tol
         fracs = [_mpf_fraction(x) for x in xs]
-        kept: list[tuple[Certified, Certified] | None] = []
-        for f in fracs:
-            k1, k2 = self._thresholds(f)
-            t1, t2 = self._tail_memo.get(k1), self._tail_memo.get(k2)
-            kept.append(None if t1 is None or t2 is None else (t1, t2))
+        kept = [self._kept_tails(f) for f in fracs]
         ds: dict[int, Certified] = {}
         missing = [i for i, t in enumerate(kept) if t is None]
         if missing:
@@ -983,6 +986,12 @@ class Composition:
         samples = [(xs[i], d_at(i)) for i in range(max(0, lo_i - 1), min(len(xs), hi_i + 2))]
         return xs[lo_i], ds[lo_i], xs[hi_i], ds[hi_i], samples
 
+    def _kept_tails(self, eps: Fraction) -> tuple[Certified, Certified] | None:
+        """The kept certified tails (P[Y ≥ k₁], P[Y ≥ k₂]) of ``eps``'s thresholds, or ``None``."""
+        k1, k2 = self._thresholds(eps)
+        t1, t2 = self._tail_memo.get(k1), self._tail_memo.get(k2)
+        return None if t1 is None or t2 is None else (t1, t2)
+
     def _from_kept_ends(self, lo, d_lo, hi, d_hi, target_bounds, delta_tol: float):
         """From the kept tails of a hinted bracket's ends: ``(closed form, None)`` when the root lies in
         one end's lattice cell (:meth:`_cell_root`), else ``(None, the cell step of the end nearer the
@@ -994,18 +1003,17 @@ class Composition:
         steps = []
         for x, d in ((lo, d_lo), (hi, d_hi)):
             f = _mpf_fraction(x)
-            k1, k2 = self._thresholds(f)
-            t1, t2 = self._tail_memo.get(k1), self._tail_memo.get(k2)
-            if t1 is None or t2 is None:
+            if (tails := self._kept_tails(f)) is None:
                 continue
-            found = self._cell_root(f, (t1, t2), tgt_lo, tgt_hi, delta_tol, d, lo, hi)
+            found = self._cell_root(f, tails, tgt_lo, tgt_hi, delta_tol, d, lo, hi)
             if found is not None:
                 return found, None
             # a cell step from afar creeps (δ changes by orders of magnitude across the bracket): only
             # from an end whose δ is within CELL_STEP_LOG_REACH of the target in log
             gap = abs(mpmath.log(d.value) - mpmath.log(tgt_lo)) if d.value > 0 else mpmath.inf
-            if t2.value > 0 and t1.value > tgt_lo and gap <= CELL_STEP_LOG_REACH:
-                steps.append((gap, mpmath.log((t1.value - tgt_lo) / t2.value)))
+            step = _cell_step(tails, tgt_lo)
+            if step is not None and gap <= CELL_STEP_LOG_REACH:
+                steps.append((gap, step))
         inside = [s for _, s in sorted(steps) if lo < s < hi]
         return None, (inside[0] if inside else None)
 
@@ -1047,10 +1055,7 @@ class Composition:
         found = self._cell_root(x, kept[0], tgt_lo, tgt_hi, delta_tol, probes[0], lo, hi)
         if found is not None:
             return probes, found, None
-        t1, t2 = kept[0]
-        a, b = t1.value, t2.value
-        nxt = mpmath.log((a - tgt_lo) / b) if b > 0 and a > tgt_lo else None
-        return probes, None, nxt
+        return probes, None, _cell_step(kept[0], tgt_lo)
 
     def _cell_root(self, x: Fraction, tails, tgt_lo, tgt_hi, delta_tol: float, d_x: Certified, lo, hi):
         """ε(δ) in closed form when it lies in the lattice cell of ``x``, else ``None``.
