@@ -51,7 +51,6 @@ __all__ = [
     "factor_from_slider",
     "live",
     "parse_factor",
-    "tradeoff_points",
 ]
 
 #: factors are multiples of 1/FACTOR_GRID: 5 % steps keep the composition's lattice small (the finer the
@@ -258,7 +257,7 @@ class Live:
     points: list[dict[str, Any]]  # every promised point: eps, delta, exact δ upper, kept
     noise_sd: list[dict[str, str]]  # per geolevel: RMS noise SD of one count, today and now (persons)
     curve: list[dict[str, float]]  # eps, zCDP claim δ of the baseline ρ, exact δ now (upper)
-    tradeoff: dict[str, list[float]]  # the trade-off curve now: alpha, beta (as tradeoff_points)
+    tradeoff: dict[str, list[float]]  # the trade-off curve now: alpha, beta (floats of midpoints, plotted)
     seconds: float  # accountant time
 
     def as_dict(self) -> dict[str, Any]:
@@ -268,12 +267,6 @@ class Live:
 def _rms_sd(alloc: Allocation, geolevel: str) -> float:
     level = alloc.level(geolevel)
     return math.sqrt(float(sum((1 / r for r in level.rho), Fraction(0)) / len(level.rho)))
-
-
-def tradeoff_points(alloc: Allocation, n: int = TRADEOFF_POINTS) -> dict[str, list[float]]:
-    """The exact trade-off curve β = T(α) of ``alloc``'s proxy pair at ``n`` vertices (certified to
-    :data:`TRADEOFF_TOL`; floats of the interval midpoints, for plotting only)."""
-    return _plotted(proxy_composition(alloc).tradeoff_curve(n=n, tol=TRADEOFF_TOL))
 
 
 def _plotted(tc) -> dict[str, list[float]]:

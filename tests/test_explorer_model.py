@@ -19,7 +19,6 @@ from explorer.model import (
     factor_from_slider,
     live,
     parse_factor,
-    tradeoff_points,
 )
 from explorer.presets import optimize_from_here, static_presets, uniform_cut
 from optimizer.scenario import load_scenario
@@ -144,7 +143,7 @@ def test_the_live_delta_is_the_accountants_for_that_allocation(dhc):
     other = live(sc, alloc, setting, PagePromise.parse("point", "1e-12", "bun-steinke"))
     assert other.seconds > 0 and other.promised_delta == "1e-12"
     # the trade-off curve: decreasing β(α) below 1 − α
-    trade = tradeoff_points(new)
+    trade = res.tradeoff  # (computed in the live batch, to TRADEOFF_TOL)
     a, b = trade["alpha"], trade["beta"]
     order = sorted(range(len(a)), key=a.__getitem__)
     assert all(b[i] >= b[j] - 1e-15 for i, j in itertools.pairwise(order))

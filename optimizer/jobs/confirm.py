@@ -26,8 +26,6 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
-from accountant import Composition, DiscreteGaussian
-from accountant.composition import thorough_composition
 from accountant.decimals import decimal_string
 from accountant.tolerance import DELTA
 from optimizer.census.allocation import Allocation
@@ -38,6 +36,7 @@ from optimizer.jobs import runner  # called through the module: a test or a tool
 from optimizer.jobs.exactness import screen_pairs, thorough_pairs
 from optimizer.search import Target, mpf_to_fraction
 from optimizer.search.curve_target import CurveTarget
+from optimizer.search.proxy import _composition
 
 __all__ = [
     "Confirmation",
@@ -119,11 +118,8 @@ def _job_composition(spec: dict):
     """[M_i, M_j] of a job's spec: :func:`accountant.composition.thorough_composition` (the dearer exact
     fallbacks where the default engines give the coarse sandwich) unless the spec says ``"exhaustive":
     False`` (:func:`optimizer.jobs.exactness.default_engines_only`)."""
-    counts: dict[Fraction, int] = {}
-    for r in list(spec["rho_i"]) + list(spec["rho_j"]):
-        counts[Fraction(r)] = counts.get(Fraction(r), 0) + 1
-    mechanisms = {DiscreteGaussian.from_rho(r): n for r, n in counts.items()}
-    return thorough_composition(mechanisms) if spec.get("exhaustive", True) else Composition(mechanisms)
+    rhos = [Fraction(r) for r in list(spec["rho_i"]) + list(spec["rho_j"])]
+    return _composition(rhos, multiplicity=1, thorough=bool(spec.get("exhaustive", True)))
 
 
 def pair_delta_job(spec: dict) -> dict:

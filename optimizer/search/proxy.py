@@ -10,6 +10,7 @@ from fractions import Fraction
 import mpmath
 
 from accountant import Composition, DiscreteGaussian
+from accountant.composition import thorough_composition
 from optimizer.census.allocation import Allocation, GeolevelBudget
 from optimizer.search.target import RTOL_FINAL, TOL_FINAL, Target
 
@@ -27,11 +28,15 @@ def _apply(alloc: Allocation, rhos: Sequence[Fraction]) -> Allocation:
     return Allocation(levels, alloc.name, alloc.provenance, alloc.run_type)
 
 
-def _composition(rhos: Sequence[Fraction], multiplicity: int = 2):
+def _composition(rhos: Sequence[Fraction], multiplicity: int = 2, *, thorough: bool = False):
+    """The composition of N_Z(0, 1/ρ) over ``rhos``, each ``multiplicity`` times; ``thorough``: built by
+    :func:`accountant.composition.thorough_composition` (the dearer exact fallbacks where the defaults give
+    the coarse sandwich)."""
     counts: dict[Fraction, int] = {}
     for r in rhos:
         counts[r] = counts.get(r, 0) + multiplicity
-    return Composition({DiscreteGaussian.from_rho(r): n for r, n in counts.items()})
+    mechanisms = {DiscreteGaussian.from_rho(r): n for r, n in counts.items()}
+    return thorough_composition(mechanisms) if thorough else Composition(mechanisms)
 
 
 def proxy_composition(alloc: Allocation):
